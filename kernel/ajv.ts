@@ -1,0 +1,41 @@
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormatsPkg from 'ajv-formats';
+
+// ajv-formats is CommonJS with a `default` property; see TOOLCHAIN.md §3.
+const addFormats = addFormatsPkg.default;
+
+/** One configured ajv instance factory, so every plugin validates the same way. */
+export function createAjv(options: Options = {}): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, ...options });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** "at /fields/2/type: must match pattern ..." style text for one ajv error. */
+export function describeAjvError(error: ErrorObject): { path: string; message: string } {
+  let path = error.instancePath || '/';
+  let message = error.message ?? 'is invalid';
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    path = `${error.instancePath}/${extra}`;
+    message = 'is not a known key';
+  } else if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    path = `${error.instancePath}/${missing}`;
+    message = 'is required';
+  } else if (error.keyword === 'enum') {
+    const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
+    message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  return { path, message };
+}
+
+/**
+ * Pick the most useful error of an ajv run: `oneOf`/`anyOf`/`if` wrappers only say
+ * "must match a schema", so prefer the deepest concrete error.
+ */
+export function primaryAjvError(errors: ErrorObject[]): ErrorObject {
+  const concrete = errors.filter((e) => !['oneOf', 'anyOf', 'if', 'not'].includes(e.keyword));
+  const pool = concrete.length > 0 ? concrete : errors;
+  return pool.reduce((best, e) => (e.instancePath.length > best.instancePath.length ? e : best), pool[0]!);
+}

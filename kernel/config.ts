@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+import { configSchema, type KernelConfig } from './config-schema.js';
+import { ConfigError } from './errors.js';
+
+export interface ConfigOverrides {
+  port?: number;
+  host?: string;
+  logLevel?: KernelConfig['log']['level'];
+}
+
+const validate = createAjv({ useDefaults: true }).compile(configSchema);
+
+/** Read, validate and complete a config file; relative paths resolve against its folder. */
+export function loadConfigFile(file: string, overrides: ConfigOverrides = {}): KernelConfig {
+  const absolute = path.resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read config file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, absolute);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`is not valid JSON: ${(error as Error).message}`, absolute);
+  }
+  return buildConfig(raw, path.dirname(absolute), overrides, absolute);
+}
+
+/**
+ * Validate a config object (from a file or built in a test) and resolve its paths.
+ * `baseDir` plays the role of the config file's folder.
+ */
+export function buildConfig(raw: unknown, baseDir: string, overrides: ConfigOverrides = {}, file?: string): KernelConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError('must be a JSON object', file, '/');
+  }
+  const copy = structuredClone(raw) as Record<string, unknown>;
+  if (!validate(copy)) {
+    const error = primaryAjvError(validate.errors ?? []);
+    const { path: where, message } = describeAjvError(error);
+    throw new ConfigError(message, file ?? 'config', where);
+  }
+  const config = copy as unknown as KernelConfig;
+  config.root = path.resolve(baseDir, config.root ?? '.');
+  config.file = file;
+  config.streams.path = path.resolve(config.root, config.streams.path);
+  config.streams.data_path = path.resolve(config.root, config.streams.data_path);
+  if (overrides.port !== undefined) config.http.port = overrides.port;
+  if (overrides.host !== undefined) config.http.host = overrides.host;
+  if (overrides.logLevel !== undefined) config.log.level = overrides.logLevel;
+  return config;
+}

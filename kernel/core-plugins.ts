@@ -1,0 +1,17 @@
+/**
+ * Names of the plugins that ship with the product, mapped to their module (relative to
+ * this file, so it works from `dist/` and under vitest alike). The kernel treats them
+ * like any addon; this table only spares the config from spelling out paths.
+ */
+export const CORE_PLUGINS: Record<string, string> = {
+  streams: '../plugins/streams/index.js',
+  fields: '../plugins/fields/index.js',
+  sources: '../plugins/sources/index.js',
+  entries: '../plugins/entries/index.js',
+  http: '../plugins/http/index.js',
+  api: '../plugins/api/index.js',
+  mongodb: '../plugins/mongodb/index.js',
+};
+
+/** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed. */
+export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api'];

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Durable file primitives shared by every writer (definitions, filebase, file, self).
+ * A write is acknowledged only once its bytes and its directory entry are on disk:
+ * temp file in the same folder -> fsync -> rename over the target -> fsync the folder.
+ * A crash at any point leaves either the old file or the new one, never half of one.
+ */
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Temp names start with a dot and end in .tmp so loaders can skip (and clean) leftovers. */
+export function isTempFile(name: string): boolean {
+  return name.startsWith('.') && name.endsWith('.tmp');
+}
+
+export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'w', 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await fsyncDir(dir);
+}
+
+/**
+ * Write several files of one folder with one folder fsync: each file is still
+ * written to a temp file, fsynced and renamed, so each is atomic on its own.
+ */
+export async function writeFilesDurable(dir: string, files: Array<{ name: string; data: string | Uint8Array }>): Promise<void> {
+  if (files.length === 0) return;
+  await mkdir(dir, { recursive: true });
+  await Promise.all(
+    files.map(async ({ name, data }) => {
+      const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+      const handle = await open(temp, 'w', 0o644);
+      try {
+        await handle.writeFile(data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, path.join(dir, name));
+    }),
+  );
+  await fsyncDir(dir);
+}
+
+/** Remove a file durably; a missing file is not an error (the goal state holds). */
+export async function removeFileDurable(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  await fsyncDir(path.dirname(file));
+  return true;
+}

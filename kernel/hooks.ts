@@ -1,0 +1,46 @@
+import type { HookMap, HookName } from './hook-map.js';
+
+export type HookListener<K extends HookName> = (payload: HookMap[K]) => void | Promise<void>;
+
+interface Registered<K extends HookName> {
+  listener: HookListener<K>;
+  priority: number;
+}
+
+/**
+ * The hook bus. Listeners run in priority order (lower first, then registration
+ * order), one after another, and an error thrown by a listener propagates to the
+ * emitter: that is how a `*ing` listener vetoes a write.
+ */
+export class Hooks {
+  private readonly listeners = new Map<HookName, Registered<HookName>[]>();
+
+  on<K extends HookName>(name: K, listener: HookListener<K>, options: { priority?: number } = {}): () => void {
+    const list = this.listeners.get(name) ?? [];
+    const item = { listener, priority: options.priority ?? 0 } as unknown as Registered<HookName>;
+    list.push(item);
+    // Stable sort keeps registration order among equal priorities.
+    list.sort((a, b) => a.priority - b.priority);
+    this.listeners.set(name, list);
+    return () => {
+      const current = this.listeners.get(name);
+      if (!current) return;
+      const index = current.indexOf(item);
+      if (index >= 0) current.splice(index, 1);
+    };
+  }
+
+  /** True when someone listens: lets hot paths skip building a payload. */
+  has(name: HookName): boolean {
+    const list = this.listeners.get(name);
+    return list !== undefined && list.length > 0;
+  }
+
+  async emit<K extends HookName>(name: K, payload: HookMap[K]): Promise<void> {
+    const list = this.listeners.get(name);
+    if (!list || list.length === 0) return;
+    for (const { listener } of [...list]) {
+      await (listener as HookListener<K>)(payload);
+    }
+  }
+}

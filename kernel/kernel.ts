@@ -1,0 +1,106 @@
+import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
+import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+import type { KernelConfig } from './config-schema.js';
+import { ConfigError } from './errors.js';
+import { Hooks } from './hooks.js';
+import { createLogger, type Logger } from './logger.js';
+import type { Plugin, PluginContext } from './plugin.js';
+import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
+import { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
+
+export interface KernelOptions {
+  logger?: Logger;
+  /** Plugins given as objects (tests, embedding), loaded after the configured ones. */
+  plugins?: Plugin[];
+}
+
+/**
+ * The microkernel: loads, wires, starts and stops plugins, and nothing else. Each
+ * kernel owns a child container, so several kernels (tests) never share state.
+ */
+export class Kernel {
+  readonly container: DependencyContainer;
+  readonly hooks = new Hooks();
+  readonly logger: Logger;
+  private plugins: LoadedPlugin[] = [];
+  private readonly contexts = new Map<string, PluginContext>();
+  private booted: LoadedPlugin[] = [];
+  private state: 'new' | 'booting' | 'running' | 'stopping' | 'stopped' = 'new';
+
+  constructor(readonly config: KernelConfig, private readonly options: KernelOptions = {}) {
+    this.logger = options.logger ?? createLogger(config.log.level);
+    this.container = rootContainer.createChildContainer();
+    this.container.registerInstance(CONFIG, config);
+    this.container.registerInstance(LOGGER, this.logger);
+    this.container.registerInstance(HOOKS, this.hooks);
+    this.container.registerInstance(APP_ROOT, config.root);
+    this.container.registerInstance(KERNEL, this);
+  }
+
+  get pluginNames(): string[] {
+    return this.plugins.map((p) => p.plugin.name);
+  }
+
+  resolve<T>(token: InjectionToken<T>): T {
+    return this.container.resolve(token);
+  }
+
+  async boot(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`kernel cannot boot from state ${this.state}`);
+    this.state = 'booting';
+    this.plugins = await loadPlugins(this.config, this.options.plugins);
+    for (const loaded of this.plugins) {
+      loaded.options = this.validateOptions(loaded);
+      const context: PluginContext = {
+        container: this.container,
+        config: this.config,
+        options: loaded.options,
+        root: this.config.root,
+        logger: this.logger.child({ plugin: loaded.plugin.name }),
+        hooks: this.hooks,
+      };
+      this.contexts.set(loaded.plugin.name, context);
+    }
+    for (const loaded of this.plugins) await loaded.plugin.register?.(this.contexts.get(loaded.plugin.name)!);
+    try {
+      for (const loaded of this.plugins) {
+        // Recorded before boot so a half-booted plugin still gets its shutdown.
+        this.booted.push(loaded);
+        await loaded.plugin.boot?.(this.contexts.get(loaded.plugin.name)!);
+      }
+    } catch (error) {
+      await this.shutdown().catch((e: unknown) => this.logger.error({ err: e }, 'shutdown after failed boot failed'));
+      throw error;
+    }
+    this.state = 'running';
+    await this.hooks.emit('kernel.booted', { plugins: this.pluginNames });
+  }
+
+  /** Shut plugins down in reverse boot order; one failing plugin does not stop the others. */
+  async shutdown(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    await this.hooks.emit('kernel.shutdown', {}).catch((e: unknown) => this.logger.error({ err: e }, 'shutdown hook failed'));
+    for (const loaded of [...this.booted].reverse()) {
+      try {
+        await loaded.plugin.shutdown?.(this.contexts.get(loaded.plugin.name)!);
+      } catch (error) {
+        this.logger.error({ err: error, plugin: loaded.plugin.name }, 'plugin shutdown failed');
+      }
+    }
+    this.booted = [];
+    this.state = 'stopped';
+  }
+
+  private validateOptions(loaded: LoadedPlugin): Record<string, unknown> {
+    const schema = loaded.plugin.optionsSchema;
+    if (!schema) return loaded.options;
+    const options = structuredClone(loaded.options);
+    const validate = createAjv({ useDefaults: true }).compile(schema);
+    if (!validate(options)) {
+      const { path, message } = describeAjvError(primaryAjvError(validate.errors ?? []));
+      throw new ConfigError(`options of plugin "${loaded.plugin.name}" ${path} ${message}`, this.config.file ?? 'config', '/plugins');
+    }
+    return options;
+  }
+}

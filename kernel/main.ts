@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { loadConfigFile, type ConfigOverrides } from './config.js';
+import { ConfigError } from './errors.js';
+import { Kernel } from './kernel.js';
+
+const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L]
+
+  --config, -c   configuration file (JSON); its folder is the application root
+  --port, -p     port to listen on (0 picks a free port)
+  --host         address to bind (default from the config, else 127.0.0.1)
+  --log-level    fatal | error | warn | info | debug | trace | silent
+  --help, -h     this text`;
+
+function fail(message: string): never {
+  process.stderr.write(`streams-kernel: ${message}\n`);
+  process.exit(1);
+}
+
+function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string', short: 'c' },
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    fail(`${(error as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  if (!values.config) fail(`--config <file> is required\n${USAGE}`);
+  const overrides: ConfigOverrides = {};
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an integer from 0 to 65535, got "${values.port}"`);
+    overrides.port = port;
+  }
+  if (values.host !== undefined) overrides.host = values.host;
+  if (values['log-level'] !== undefined) overrides.logLevel = values['log-level'] as ConfigOverrides['logLevel'];
+  return { config: values.config, overrides };
+}
+
+/** The process entry point: boot the kernel from a config file and stop cleanly on signals. */
+export async function main(argv: string[]): Promise<Kernel> {
+  const { config: file, overrides } = parseCli(argv);
+  let kernel: Kernel;
+  try {
+    kernel = new Kernel(loadConfigFile(file, overrides));
+    await kernel.boot();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    process.stderr.write(`streams-kernel: boot failed: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    kernel.logger.info({ signal }, 'shutting down');
+    kernel
+      .shutdown()
+      .then(() => {
+        kernel.logger.flush?.();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        kernel.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return kernel;
+}

@@ -1,0 +1,1 @@
+export { apiPlugin as default } from './plugin.js';

@@ -1,0 +1,4 @@
+/** Public surface of the entries plugin: the entries of every stream, validated, hooked and durable. */
+export type * from './contracts.js';
+export { ENTRIES } from './tokens.js';
+export { entriesPlugin as default } from './plugin.js';

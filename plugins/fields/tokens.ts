@@ -1,0 +1,2 @@
+/** Resolve the FieldsService with `container.resolve<FieldsService>(FIELDS)`. */
+export const FIELDS = Symbol.for('streams-kernel:fields');

@@ -1,0 +1,1 @@
+export { httpPlugin as default } from './plugin.js';

@@ -1,0 +1,1 @@
+export { sourcesPlugin as default } from './plugin.js';

@@ -1,0 +1,61 @@
+import type { StreamDefinition } from './types.js';
+
+/** A problem found in a definition: where (JSON path such as `/fields/2/type`) and what. */
+export interface DefinitionProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * A semantic check run on every definition after schema validation and normalization
+ * (field types registered, rules known, relationship targets...). Other plugins add
+ * checks in their `register` step; problems fail boot (naming file and path) or answer
+ * 409 on the stream endpoints.
+ */
+export type DefinitionCheck = (definition: StreamDefinition, registry: StreamRegistry) => DefinitionProblem[];
+
+/** Where definitions are persisted. The default store is the `streams/` folder. */
+export interface DefinitionStore {
+  /** Every stored raw definition, with the file it came from when there is one. */
+  loadAll(): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>>;
+  save(id: string, raw: Record<string, unknown>): Promise<string | undefined>;
+  remove(id: string): Promise<boolean>;
+  /** Optional: notice changes made by other nodes; call `onChange` with the id. */
+  watch?(onChange: (id: string) => void): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export type DefinitionStoreFactory = (context: { id: string; root: string; path: string }) => DefinitionStore;
+
+export interface WriteResult {
+  definition: StreamDefinition;
+  created: boolean;
+}
+
+/** The registry of stream definitions (entries of the meta-stream `streams_id`). */
+export interface StreamRegistry {
+  /** The meta-stream id (the `streams_id` setting, default `core.streams`). */
+  readonly metaId: string;
+  has(id: string): boolean;
+  get(id: string): StreamDefinition | undefined;
+  /** The definition, or a NotFoundError (404) "Stream [id] not found.". */
+  require(id: string): StreamDefinition;
+  /** All definitions, sorted by id. */
+  list(): StreamDefinition[];
+  /** Validate and normalize without storing (throws ValidationError with one element per problem). */
+  build(raw: Record<string, unknown>, id?: string): Promise<StreamDefinition>;
+  /** POST: 409 when the id exists. */
+  create(raw: Record<string, unknown>): Promise<StreamDefinition>;
+  /** PUT: replace (created = true when it did not exist). */
+  replace(id: string, raw: Record<string, unknown>): Promise<WriteResult>;
+  /** PATCH: merge top-level keys (created = true when it did not exist). */
+  merge(id: string, raw: Record<string, unknown>): Promise<WriteResult>;
+  /** DELETE: removes the definition only; entries stay on disk. False when unknown. */
+  remove(id: string): Promise<boolean>;
+  /** Add a semantic check (call in `register`). */
+  addCheck(check: DefinitionCheck): void;
+  /** Register a definition store type for the `streams.source.type` setting (call in `register`). */
+  registerStore(type: string, factory: DefinitionStoreFactory): void;
+  /** Reload one definition from the store (used when another node changed it). */
+  reload(id: string): Promise<void>;
+}

@@ -1,0 +1,23 @@
+/**
+ * Public surface of the streams plugin: stream definitions and their registry (the
+ * meta-stream). Other plugins import only from this file.
+ */
+export type {
+  CacheConfig,
+  FieldDefinition,
+  RouteDefinition,
+  SourceConfig,
+  StreamConfig,
+  StreamDefinition,
+} from './types.js';
+export { fieldOf } from './types.js';
+export type {
+  DefinitionCheck,
+  DefinitionProblem,
+  DefinitionStore,
+  DefinitionStoreFactory,
+  StreamRegistry,
+  WriteResult,
+} from './contracts.js';
+export { STREAM_REGISTRY } from './tokens.js';
+export { streamsPlugin as default } from './plugin.js';

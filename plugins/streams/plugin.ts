@@ -1,0 +1,3 @@
+import { definePlugin } from '../../kernel/plugin.js';
+
+export const streamsPlugin = definePlugin({ name: 'streams' });
