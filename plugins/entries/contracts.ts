@@ -1,25 +1,9 @@
 import type { EntryAttributes } from '../fields/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 
-/** Operators of decisions.md ("Lists"), upper-cased. */
-export type Operator =
-  | '=' | '!=' | '<' | '<=' | '>' | '>='
-  | 'LIKE' | 'NOT LIKE' | 'IN' | 'NOT IN' | 'BETWEEN' | 'NOT BETWEEN'
-  | 'NULL' | 'NOT NULL' | 'CONTAINS';
-
-export interface WhereClause {
-  /** How this clause joins the previous ones. */
-  boolean: 'and' | 'or';
-  field: string;
-  operator: Operator;
-  /** Raw value; cast by the field type before comparing. */
-  value: unknown;
-}
-
-export interface OrderClause {
-  field: string;
-  direction: 'asc' | 'desc';
-}
+// The query vocabulary lives with the Source contract; re-exported here for API users.
+import type { OrderClause, WhereClause } from '../sources/index.js';
+export type { Operator, OrderClause, WhereClause } from '../sources/index.js';
 
 /** A list request after the API parsed it (page is 1-based). */
 export interface ListQuery {

@@ -1,0 +1,193 @@
+import type { KernelConfig, Logger } from '../../kernel/index.js';
+import type { StreamDefinition } from '../streams/index.js';
+
+/**
+ * The Source contract: where the entries of one stream live. Every source type
+ * (filebase, file, self, collection, the MongoDB `database` source, addon sources)
+ * implements it. It is async so remote stores fit; in-memory sources answer from
+ * resolved promises.
+ *
+ * Division of labour:
+ * - The entries layer validates input, casts filter values with the field types,
+ *   normalizes operators (see `normalizeWhere`), checks key syntax, runs hooks and
+ *   serializes writes per entry. A source receives clean, cast data.
+ * - A source stores, finds, filters, sorts and counts, and makes every acknowledged
+ *   write durable. It never mutates an entry object it handed out: a write stores a
+ *   new object (the entries layer caches serialized JSON per stored object).
+ */
+
+/** One stored entry: its attributes, including the key field. Treat as read-only. */
+export type Entry = Record<string, unknown>;
+
+/** An entry key as stored: a string or a number (`4` and `"4"` name the same entry). */
+export type EntryKey = string | number;
+
+/**
+ * Operators of decisions.md ("Lists"), canonical upper-case form. `==` and `<>` are
+ * accepted on input and normalized to `=` and `!=`.
+ */
+export type Operator =
+  | '=' | '!=' | '<' | '<=' | '>' | '>='
+  | 'LIKE' | 'NOT LIKE' | 'IN' | 'NOT IN' | 'BETWEEN' | 'NOT BETWEEN'
+  | 'NULL' | 'NOT NULL' | 'CONTAINS';
+
+/**
+ * One filter clause. Semantics (shared by every source; `matchesWhere` is the
+ * reference implementation, MongoDB follows the same rules):
+ * - Clauses join SQL-style: AND binds tighter than OR, so `a AND b OR c` is `(a AND b) OR c`.
+ *   The first clause's `boolean` is ignored.
+ * - `field` may be a dotted path into nested objects.
+ * - Comparisons (`<`, `<=`, `>`, `>=`, BETWEEN) only match values of the same kind
+ *   (number with number, string with string, boolean with boolean); null/missing never match.
+ * - `=` is strict equality (deep for objects/arrays); a scalar value also matches an
+ *   array field holding it (MongoDB `{f: v}`). `= null` matches null or missing.
+ * - LIKE: SQL pattern (`%` any run, `_` one character, `\` escapes), anchored and
+ *   case-insensitive, on string values (any string element of an array field).
+ * - IN: the field (or an element of an array field) equals one of the values.
+ * - NULL: null or missing. NOT NULL: present and not null.
+ * - CONTAINS: the field is an array holding an element equal to the value.
+ * - NOT LIKE / NOT IN / NOT BETWEEN / `!=` are the exact negation of their positive form
+ *   (so a missing field matches them, as in MongoDB `$ne`/`$nin`/`$not`).
+ * - `0`, `""` and `false` are ordinary values.
+ */
+export interface WhereClause {
+  /** How this clause joins the previous ones. */
+  boolean: 'and' | 'or';
+  field: string;
+  operator: Operator;
+  /**
+   * Value, already cast by the field type. IN, NOT IN, BETWEEN, NOT BETWEEN: an array
+   * (BETWEEN: exactly two elements). NULL, NOT NULL: ignored.
+   */
+  value: unknown;
+}
+
+/**
+ * One sort clause. Values order as in MongoDB: null/missing < numbers < strings <
+ * objects < arrays < booleans; strings by code unit, case-sensitive. Entries equal on
+ * every clause fall back to key order, so the result is deterministic on every source.
+ */
+export interface OrderClause {
+  field: string;
+  direction: 'asc' | 'desc';
+}
+
+/** A read request described by data. */
+export interface SourceQuery {
+  where: WhereClause[];
+  /** Empty: key order (numeric keys numerically, then string keys). */
+  orderBy: OrderClause[];
+  /** Entries to skip after filtering and sorting (default 0). */
+  skip?: number;
+  /** Maximum entries to return (default: all). */
+  limit?: number;
+}
+
+/** `paginate`: one page plus the number of entries matching the same filters. */
+export interface SourcePage {
+  entries: Entry[];
+  total: number;
+}
+
+/** What a source can do beyond the required methods (callers may pick faster paths). */
+export interface SourceCapabilities {
+  /** Serves every read from memory after `open()` (filebase, file, self, collection). */
+  inMemory: boolean;
+  /** Acknowledged writes survive a restart (false for `collection`). */
+  persistent: boolean;
+}
+
+export interface Source {
+  /** The source type (`filebase`, `database`, ...). */
+  readonly type: string;
+  readonly capabilities: SourceCapabilities;
+
+  /**
+   * Load or connect. Idempotent; the other methods call it themselves when needed
+   * (lazy loading at first use), so callers may skip it. Rejects when the store is
+   * unreachable; a corrupt single entry is logged (with its path) and skipped instead.
+   */
+  open(): Promise<void>;
+  /** Finish writes in flight, then release resources. Further calls reject. */
+  close(): Promise<void>;
+  /** True once opened and healthy (for /readyz). */
+  healthy(): Promise<boolean>;
+
+  /** O(1) on in-memory sources. */
+  get(key: EntryKey): Promise<Entry | undefined>;
+  /**
+   * Batched lookup (eager loading with `with`): one call per relation, never one per
+   * entry. Missing keys are simply absent; the result keeps no particular order.
+   */
+  getMany(keys: EntryKey[]): Promise<Entry[]>;
+  /** Filter, sort, skip and limit. */
+  query(query: SourceQuery): Promise<Entry[]>;
+  /** Number of entries matching `where` (all entries when empty). */
+  count(where: WhereClause[]): Promise<number>;
+  /** `query` plus `count` with the same filters, in one call. */
+  paginate(query: SourceQuery): Promise<SourcePage>;
+
+  /**
+   * Store `entry` under `key` (create or replace the whole entry; `entry` holds the key
+   * field). Resolves only once durable. Writes to one key apply in call order.
+   */
+  put(key: EntryKey, entry: Entry): Promise<void>;
+  /** Remove one entry durably; false when there was none. */
+  delete(key: EntryKey): Promise<boolean>;
+  /** Remove every entry durably. */
+  truncate(): Promise<void>;
+
+  /**
+   * Optional: the largest integer key stored (for `increment` keys), or undefined when
+   * none. When absent the entries layer scans `query` sorted by key.
+   */
+  maxIntegerKey?(): Promise<number | undefined>;
+  /** Optional: resolves once every write started so far is durable (graceful shutdown). */
+  drain?(): Promise<void>;
+}
+
+/** What a source factory receives. */
+export interface SourceContext {
+  definition: StreamDefinition;
+  /** The validated kernel config (root, streams.data_path, streams.default_format...). */
+  config: KernelConfig;
+  /** Absolute application root; file paths must stay inside it. */
+  root: string;
+  logger: Logger;
+}
+
+/** Creates the source of one stream (no I/O: loading happens in `open`). */
+export type SourceFactory = (context: SourceContext) => Source;
+
+/** A store for cached query results (`config.cache.store`); `memory` is built in. */
+export interface CacheStore {
+  get(key: string): unknown;
+  set(key: string, value: unknown, ttlSeconds: number | undefined): void;
+  /** Drop everything (called on any write to the stream). */
+  clear(): void;
+}
+
+export type CacheStoreFactory = (context: { stream: string }) => CacheStore;
+
+/** The registry of source types and the open source of each stream. Token: `SOURCES`. */
+export interface SourceRegistry {
+  /** Register a source type for `config.source.type` (call in `register`). */
+  registerType(type: string, factory: SourceFactory): void;
+  hasType(type: string): boolean;
+  types(): string[];
+  /** Register a cache store for `config.cache.store` (call in `register`). */
+  registerCacheStore(name: string, factory: CacheStoreFactory): void;
+  /**
+   * The source of a stream, created at first use and kept until the definition's
+   * source settings change (`definition.changed`) or the stream is deleted. When the
+   * stream's `config.cache.enabled` is true, query results are cached (flushed by any write).
+   * Throws an AppError (500) naming the type when no such source type is registered.
+   */
+  for(definition: StreamDefinition): Source;
+  /** Close and forget the source of one stream (no-op when none). */
+  release(stream: string): Promise<void>;
+  /** Every source created so far. */
+  opened(): Source[];
+  /** Finish writes and close every source. */
+  closeAll(): Promise<void>;
+}
