@@ -11,6 +11,9 @@ export type {
   StreamDefinition,
 } from './types.js';
 export { fieldOf } from './types.js';
+export { definitionToJson } from './serialize.js';
+export { titleCase } from './normalize.js';
+export { ID_PATTERN, FIELD_HANDLE_PATTERN, TYPE_PATTERN, CLASS_NAME_PATTERN } from './definition-schema.js';
 export type {
   DefinitionCheck,
   DefinitionProblem,

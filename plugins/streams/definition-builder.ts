@@ -1,0 +1,142 @@
+import type { ValidateFunction } from 'ajv';
+import { createAjv, describeAjvError, type Hooks } from '../../kernel/index.js';
+import type { DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
+import { definitionSchema } from './definition-schema.js';
+import { DefinitionIssue, resolveFieldImports } from './imports.js';
+import { normalizeDefinition, type NormalizeDefaults } from './normalize.js';
+import type { StreamDefinition } from './types.js';
+
+/** Thrown with every problem of one definition; the caller decides boot error or 409. */
+export class DefinitionProblems extends Error {
+  constructor(readonly problems: DefinitionProblem[], readonly file?: string) {
+    super(problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+    this.name = 'DefinitionProblems';
+  }
+}
+
+export interface BuildInput {
+  raw: Record<string, unknown>;
+  /** Id known from the URL or file name (the definition's own `id`/`handle` wins over a file name). */
+  id?: string;
+  /** When set, this id wins over the body's (API PUT/PATCH path). */
+  forceId?: boolean;
+  file?: string;
+  /** Finds an already-built parent for `extends`. */
+  parentOf: (id: string) => StreamDefinition | undefined;
+}
+
+/**
+ * Turns raw definitions into normalized ones: `definition.loading` listeners, id,
+ * imports, one JSON Schema (with addon extensions), `extends`, normalization, then the
+ * semantic checks other plugins registered.
+ */
+export class DefinitionBuilder {
+  private validator?: ValidateFunction;
+  private readonly extensions: Record<string, Record<string, unknown>> = {};
+  readonly checks: DefinitionCheck[] = [];
+
+  constructor(
+    private readonly root: string,
+    private readonly hooks: Hooks,
+    private readonly defaults: NormalizeDefaults,
+  ) {}
+
+  /** Collect addon schema extensions; called once at boot before anything is built. */
+  async collectExtensions(): Promise<void> {
+    await this.hooks.emit('definition.extend', {
+      extend: (key, schema) => {
+        this.extensions[key] = schema;
+        this.validator = undefined;
+      },
+    });
+  }
+
+  private validate(): ValidateFunction {
+    this.validator ??= createAjv({ allErrors: true }).compile(definitionSchema(this.extensions));
+    return this.validator;
+  }
+
+  async build(input: BuildInput, registry: StreamRegistry): Promise<StreamDefinition> {
+    const raw = structuredClone(input.raw);
+    await this.hooks.emit('definition.loading', { id: input.id, file: input.file, definition: raw });
+    const own = typeof raw.id === 'string' ? raw.id : typeof raw.handle === 'string' ? raw.handle : undefined;
+    const id = input.forceId ? input.id : (own ?? input.id);
+    if (id === undefined) throw new DefinitionProblems([{ path: '/id', message: 'is required' }], input.file);
+    // Keep `id` first in the stored file, as authors write it.
+    const stored: Record<string, unknown> = { id, ...raw };
+    stored.id = id;
+
+    let resolvedFields: unknown;
+    try {
+      resolvedFields = await resolveFieldImports(stored.fields, this.root);
+    } catch (error) {
+      if (error instanceof DefinitionIssue) throw new DefinitionProblems([{ path: error.path, message: error.message }], input.file);
+      throw error;
+    }
+    const candidate = { ...stored, fields: resolvedFields ?? {} };
+    const validate = this.validate();
+    if (!validate(candidate)) {
+      throw new DefinitionProblems(schemaProblems(validate), input.file);
+    }
+
+    let parent: StreamDefinition | undefined;
+    if (typeof stored.extends === 'string') {
+      if (stored.extends === id) throw new DefinitionProblems([{ path: '/extends', message: 'a stream cannot extend itself' }], input.file);
+      parent = input.parentOf(stored.extends);
+      if (!parent) {
+        throw new DefinitionProblems([{ path: '/extends', message: `extends unknown stream [${stored.extends}]` }], input.file);
+      }
+      if (ancestry(parent, input.parentOf).includes(id)) {
+        throw new DefinitionProblems([{ path: '/extends', message: `extends [${stored.extends}], which extends [${id}]: a cycle` }], input.file);
+      }
+    }
+
+    const definition = normalizeDefinition(id, stored, resolvedFields, parent, this.defaults);
+    if (input.file) definition.file = input.file;
+    const duplicate = firstDuplicateHandle(resolvedFields);
+    const problems: DefinitionProblem[] = duplicate ? [{ path: '/fields', message: `field [${duplicate}] is defined twice` }] : [];
+    for (const check of this.checks) problems.push(...check(definition, registry));
+    if (problems.length > 0) throw new DefinitionProblems(problems, input.file);
+    await this.hooks.emit('definition.loaded', { id, definition: definition as unknown as Record<string, unknown> });
+    return definition;
+  }
+}
+
+function schemaProblems(validate: ValidateFunction): DefinitionProblem[] {
+  const errors = validate.errors ?? [];
+  // anyOf/oneOf/if wrappers and the branches that did not apply report on ancestors of
+  // the real culprit; keep only the leaf paths, one message per path.
+  const concrete = errors.filter((e) => !['anyOf', 'oneOf', 'if', 'not'].includes(e.keyword));
+  const described = (concrete.length > 0 ? concrete : errors).map((e) => describeAjvError(e));
+  const problems: DefinitionProblem[] = [];
+  const seen = new Set<string>();
+  for (const item of described) {
+    const isAncestor = described.some((other) => other.path !== item.path && other.path.startsWith(`${item.path === '/' ? '' : item.path}/`));
+    if (isAncestor || seen.has(item.path)) continue;
+    seen.add(item.path);
+    problems.push(item);
+  }
+  return problems;
+}
+
+function ancestry(definition: StreamDefinition, parentOf: (id: string) => StreamDefinition | undefined): string[] {
+  const chain: string[] = [];
+  let current: StreamDefinition | undefined = definition;
+  while (current && !chain.includes(current.id)) {
+    chain.push(current.id);
+    current = current.extends ? parentOf(current.extends) : undefined;
+  }
+  return chain;
+}
+
+/** Only the list form can repeat a handle (object keys are unique by construction). */
+function firstDuplicateHandle(fields: unknown): string | undefined {
+  if (!Array.isArray(fields)) return undefined;
+  const seen = new Set<string>();
+  for (const field of fields as Array<{ handle?: string }>) {
+    if (field.handle === undefined) continue;
+    if (seen.has(field.handle)) return field.handle;
+    seen.add(field.handle);
+  }
+  return undefined;
+}
