@@ -15,7 +15,11 @@ export function createAjv(options: Options = {}): Ajv {
 export function describeAjvError(error: ErrorObject): { path: string; message: string } {
   let path = error.instancePath || '/';
   let message = error.message ?? 'is invalid';
-  if (error.keyword === 'additionalProperties') {
+  if (error.propertyName !== undefined) {
+    // A propertyNames failure: point at the offending key itself.
+    path = `${error.instancePath}/${error.propertyName}`;
+    message = `is not a valid name (${message})`;
+  } else if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
     path = `${error.instancePath}/${extra}`;
     message = 'is not a known key';

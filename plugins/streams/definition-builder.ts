@@ -62,9 +62,10 @@ export class DefinitionBuilder {
     const own = typeof raw.id === 'string' ? raw.id : typeof raw.handle === 'string' ? raw.handle : undefined;
     const id = input.forceId ? input.id : (own ?? input.id);
     if (id === undefined) throw new DefinitionProblems([{ path: '/id', message: 'is required' }], input.file);
-    // Keep `id` first in the stored file, as authors write it.
-    const stored: Record<string, unknown> = { id, ...raw };
-    stored.id = id;
+    // Keep `id` first in the stored file, as authors write it; a legacy `handle` stays as written.
+    const legacyHandle = typeof raw.handle === 'string' && raw.id === undefined && !input.forceId;
+    const stored: Record<string, unknown> = legacyHandle ? { ...raw } : { id, ...raw };
+    if (!legacyHandle) stored.id = id;
 
     let resolvedFields: unknown;
     try {
@@ -106,7 +107,12 @@ function schemaProblems(validate: ValidateFunction): DefinitionProblem[] {
   const errors = validate.errors ?? [];
   // anyOf/oneOf/if wrappers and the branches that did not apply report on ancestors of
   // the real culprit; keep only the leaf paths, one message per path.
-  const concrete = errors.filter((e) => !['anyOf', 'oneOf', 'if', 'not'].includes(e.keyword));
+  let concrete = errors.filter((e) => !['anyOf', 'oneOf', 'if', 'not', 'propertyNames'].includes(e.keyword));
+  // A `type` error only says a branch of a union did not apply when another error sits
+  // at the same path or below it.
+  concrete = concrete.filter(
+    (e) => e.keyword !== 'type' || !concrete.some((o) => o.keyword !== 'type' && (o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`))),
+  );
   const described = (concrete.length > 0 ? concrete : errors).map((e) => describeAjvError(e));
   const problems: DefinitionProblem[] = [];
   const seen = new Set<string>();

@@ -141,7 +141,6 @@ const sourceConfig = {
 export function definitionSchema(extensions: Record<string, Record<string, unknown>> = {}): Record<string, unknown> {
   return {
     type: 'object',
-    required: ['id'],
     properties: {
       $schema: { type: 'string' },
       id: { type: 'string', pattern: ID_PATTERN, maxLength: 128 },
