@@ -1,1 +1,11 @@
+/**
+ * Public surface of the http plugin: the uWebSockets.js transport. Other plugins and
+ * addons add routes with `container.resolve<HttpServer>(HTTP_SERVER).route(...)`.
+ */
+export type { HttpReply, HttpRequest, HttpServer, ReadinessCheck, RouteHandler } from './contracts.js';
+export { HTTP_SERVER } from './tokens.js';
+export { Router, type RouteMatch } from './router.js';
+export { parseForm, type FormObject, type FormValue } from './form-parser.js';
+export { parseBody, assertSafeKeys, isJsonType } from './body-parser.js';
+export { statusText, statusLine } from './status-text.js';
 export { httpPlugin as default } from './plugin.js';

@@ -1,3 +1,39 @@
-import { definePlugin } from '../../kernel/plugin.js';
+import { definePlugin, type PluginContext } from '../../kernel/index.js';
+import { UwsHttpServer } from './server.js';
+import { HTTP_SERVER } from './tokens.js';
 
-export const httpPlugin = definePlugin({ name: 'http' });
+const servers = new WeakMap<PluginContext, UwsHttpServer>();
+
+/**
+ * The transport plugin. register: bind the server (no I/O) so other plugins add routes.
+ * The socket opens once every plugin has booted (`kernel.booted`), so the first request
+ * never races the API's boot; then ONE pino line carries `"url":"http://host:port"`.
+ */
+export const httpPlugin = definePlugin({
+  name: 'http',
+  register(context) {
+    const server = new UwsHttpServer(context.config, context.logger, context.hooks);
+    servers.set(context as PluginContext, server);
+    context.container.registerInstance(HTTP_SERVER, server);
+  },
+  boot(context) {
+    const server = servers.get(context as PluginContext)!;
+    if (!server.native) {
+      context.logger.warn('uWebSockets.js native binary did not load: running on its slow pure-JS fallback (use Node 20 on a supported platform)');
+    }
+    context.hooks.on(
+      'kernel.booted',
+      async () => {
+        await server.listen();
+        context.logger.info({ url: server.url }, 'listening');
+      },
+      { priority: -1000 },
+    );
+  },
+  async shutdown(context) {
+    const server = servers.get(context as PluginContext);
+    if (server) await server.close();
+    servers.delete(context as PluginContext);
+  },
+});
+

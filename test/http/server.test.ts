@@ -1,0 +1,233 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError, buildConfig, Hooks } from '../../kernel/index.js';
+import { createLogger } from '../../kernel/logger.js';
+import { UwsHttpServer } from '../../plugins/http/server.js';
+
+/** Raw HTTP over a socket, for what undici refuses to send (pipelining, lying lengths, slow bodies). */
+function raw(port: number, text: string, waitMs = 300): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let out = '';
+    socket.on('data', (d) => (out += d.toString()));
+    socket.on('close', () => resolve(out));
+    socket.on('error', () => resolve(out));
+    socket.write(text);
+    setTimeout(() => socket.destroy(), waitMs);
+  });
+}
+
+describe('uWebSockets.js transport', () => {
+  let server: UwsHttpServer;
+  let root: string;
+  let base: string;
+  const hooks = new Hooks();
+  const handled: number[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'http-'));
+    const config = buildConfig({ http: { port: 0, max_body: 64, body_timeout_ms: 300 } }, root);
+    server = new UwsHttpServer(config, createLogger('silent'), hooks);
+    hooks.on('request.handled', (p) => {
+      handled.push(p.status);
+    });
+    server.route('GET', '/items/:id', (req) => ({ status: 200, body: JSON.stringify({ id: req.params.id, q: req.query }) }));
+    server.route(['POST', 'PUT'], '/items/:id', async (req) => ({ status: 201, body: JSON.stringify({ body: await req.parsedBody() ?? null }) }));
+    server.route('GET', '/items/special', () => ({ status: 200, body: '{"special":true}' }));
+    server.route('*', '/mount/*', (req) => ({ status: 200, body: JSON.stringify({ path: req.path, method: req.method }) }));
+    server.route('GET', '/fail', () => {
+      throw new Error('secret detail');
+    });
+    server.route('GET', '/app-error', async () => {
+      throw new AppError(418, 'short and stout');
+    });
+    server.route('GET', '/slow', () => new Promise((r) => setTimeout(() => r({ status: 200, body: '{"slow":true}' }), 300)));
+    server.route('GET', '/headers', (req) => {
+      req.setResponseHeader('X-Test', 'yes');
+      return { status: 200, body: JSON.stringify({ ua: req.headers['user-agent'] ?? null, ip: req.ip }) };
+    });
+    await server.listen();
+    base = server.url;
+  });
+
+  afterAll(async () => {
+    await server.close(1000);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('listens on an ephemeral port and reports its url', () => {
+    expect(server.port).toBeGreaterThan(0);
+    expect(base).toBe(`http://127.0.0.1:${server.port}`);
+    expect(server.native).toBe(true);
+  });
+
+  it('routes parameters (decoded) and keeps the query string', async () => {
+    const res = await request(`${base}/items/a%20b?x=1`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('application/json');
+    expect(await res.body.json()).toEqual({ id: 'a b', q: 'x=1' });
+  });
+
+  it('prefers a literal segment over a parameter', async () => {
+    const res = await request(`${base}/items/special`);
+    expect(await res.body.json()).toEqual({ special: true });
+  });
+
+  it('answers 404 with an envelope for unknown paths', async () => {
+    const res = await request(`${base}/nope`);
+    expect(res.statusCode).toBe(404);
+    expect(await res.body.json()).toEqual({ errors: [{ message: 'Not Found' }], links: {}, meta: {}, data: null });
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const res = await request(`${base}/items/1`, { method: 'DELETE' });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, POST, PUT, HEAD, OPTIONS');
+    const body = (await res.body.json()) as { errors: unknown[] };
+    expect(body.errors).toHaveLength(1);
+  });
+
+  it('answers OPTIONS with 204 and Allow', async () => {
+    const res = await request(`${base}/items/1`, { method: 'OPTIONS' });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers.allow).toBe('GET, POST, PUT, HEAD, OPTIONS');
+    expect(await res.body.text()).toBe('');
+  });
+
+  it('serves HEAD from the GET handler with the length and no body, and keeps the connection usable', async () => {
+    const get = await request(`${base}/items/7`);
+    const bytes = (await get.body.text()).length;
+    const head = await request(`${base}/items/7`, { method: 'HEAD' });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-length']).toBe(String(bytes));
+    expect(await head.body.text()).toBe('');
+    const text = await raw(server.port, 'HEAD /items/7 HTTP/1.1\r\nHost: x\r\n\r\nGET /items/8 HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(text).toContain('{"id":"8"');
+  });
+
+  it('routes every method of a prefix route, including the bare prefix', async () => {
+    const a = await request(`${base}/mount/x/y`, { method: 'PATCH' });
+    expect(await a.body.json()).toEqual({ path: '/mount/x/y', method: 'PATCH' });
+    const b = await request(`${base}/mount`);
+    expect(await b.body.json()).toEqual({ path: '/mount', method: 'GET' });
+  });
+
+  it('parses JSON and form bodies (brackets nest, arrays append)', async () => {
+    const json = await request(`${base}/items/1`, { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
+    expect(json.statusCode).toBe(201);
+    expect(await json.body.json()).toEqual({ body: { a: 1 } });
+    const form = await request(`${base}/items/1`, {
+      method: 'PUT',
+      body: 'a[b]=c&l[]=x&l[]=y&s=hello+world',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(await form.body.json()).toEqual({ body: { a: { b: 'c' }, l: ['x', 'y'], s: 'hello world' } });
+  });
+
+  it('rejects malformed JSON, non-object JSON, __proto__ keys (400) and other content types (415)', async () => {
+    const cases: Array<[string, string, number]> = [
+      ['{"a":', 'application/json', 400],
+      ['[1,2]', 'application/json', 400],
+      ['{"__proto__":{"x":1}}', 'application/json', 400],
+      ['{"a":{"constructor":{"prototype":1}}}', 'application/json', 400],
+      ['__proto__[x]=1', 'application/x-www-form-urlencoded', 400],
+      ['<a/>', 'text/xml', 415],
+    ];
+    for (const [body, type, status] of cases) {
+      const res = await request(`${base}/items/1`, { method: 'POST', body, headers: { 'content-type': type } });
+      expect(res.statusCode, body).toBe(status);
+      const parsed = (await res.body.json()) as { errors: Array<{ message: string }> };
+      expect(parsed.errors[0]!.message.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('answers 413 for a declared body over the cap without reading it, and closes the connection', async () => {
+    const text = await raw(server.port, `POST /items/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":`);
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text.toLowerCase()).toContain('connection: close');
+  });
+
+  it('answers 413 for a chunked body that grows over the cap', async () => {
+    const chunk = 'x'.repeat(50);
+    const text = await raw(
+      server.port,
+      `POST /items/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n32\r\n${chunk}\r\n32\r\n${chunk}\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('answers 408 when the body does not arrive in time', async () => {
+    const text = await raw(server.port, `POST /items/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"a":`, 800);
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('hides unexpected errors (500, generic message) and passes AppError statuses', async () => {
+    const res = await request(`${base}/fail`);
+    expect(res.statusCode).toBe(500);
+    const text = await res.body.text();
+    expect(text).not.toContain('secret');
+    const app = await request(`${base}/app-error`);
+    expect(app.statusCode).toBe(418);
+    expect(await app.body.json()).toMatchObject({ errors: [{ message: 'short and stout' }], data: null });
+  });
+
+  it('copies headers before the handler and adds response headers set by middleware', async () => {
+    const res = await request(`${base}/headers`, { headers: { 'user-agent': 'vitest' } });
+    expect(res.headers['x-test']).toBe('yes');
+    expect(await res.body.json()).toEqual({ ua: 'vitest', ip: '127.0.0.1' });
+  });
+
+  it('answers /healthz and /readyz and emits request.handled', async () => {
+    const health = await request(`${base}/healthz`);
+    expect(health.statusCode).toBe(200);
+    expect(await health.body.json()).toEqual({ status: 'ok' });
+    let ready = false;
+    server.addReadinessCheck('flag', () => ready);
+    const notReady = await request(`${base}/readyz`);
+    expect(notReady.statusCode).toBe(503);
+    expect(await notReady.body.json()).toEqual({ status: 'not ready', checks: { flag: false } });
+    ready = true;
+    const ok = await request(`${base}/readyz`);
+    expect(ok.statusCode).toBe(200);
+    await ok.body.text();
+    expect(handled).toContain(503);
+  });
+
+  it('survives a client that goes away while the handler awaits', async () => {
+    await raw(server.port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', 50);
+    await new Promise((r) => setTimeout(r, 350));
+    const res = await request(`${base}/healthz`);
+    expect(res.statusCode).toBe(200);
+    await res.body.text();
+    expect(server.inFlight).toBe(0);
+  });
+
+  it('refuses a port that is already taken instead of sharing it (SO_REUSEPORT trap)', async () => {
+    const other = new UwsHttpServer(buildConfig({ http: { port: server.port } }, root), createLogger('silent'), new Hooks());
+    await expect(other.listen()).rejects.toThrow(/already in use/);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('stops accepting, finishes in-flight requests, then closes', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'http-'));
+    const server = new UwsHttpServer(buildConfig({ http: { port: 0 } }, root), createLogger('silent'), new Hooks());
+    server.route('GET', '/slow', () => new Promise((r) => setTimeout(() => r({ status: 200, body: '{"done":true}' }), 200)));
+    await server.listen();
+    const url = server.url;
+    const pending = request(`${url}/slow`);
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = server.close(2000);
+    const res = await pending;
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toEqual({ done: true });
+    await closing;
+    await expect(request(`${url}/healthz`)).rejects.toThrow();
+    rmSync(root, { recursive: true, force: true });
+  });
+});
