@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Spawns the real launcher against dist/ (built by `npm install`/`npm ci`): catches what
+ * vitest cannot, such as ESM load-order problems in tsc output (TOOLCHAIN gotcha 5).
+ */
+const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const boot = path.join(repo, 'kernel', 'boot.js');
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+}
+
+function start(args: string[], cwd = repo): Promise<Running> {
+  const child = spawn(process.execPath, [boot, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no url line within 15 s; stdout: ${out} stderr: ${err}`)), 15_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]!, stdout: () => out });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
+
+function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [boot, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+let tmp: string;
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'boot-'));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('node kernel/boot.js', () => {
+  it('serves the embedded default app on a free port, prints the url line, and stops on SIGTERM with exit 0', async () => {
+    // A copy, so the test never writes into the repository's own streams/.
+    const app = path.join(tmp, 'default-app');
+    await cp(path.join(repo, 'streams'), path.join(app, 'streams'), { recursive: true });
+    await cp(path.join(repo, 'config', 'default.json'), path.join(app, 'config', 'default.json'));
+    const running = await start(['--config', path.join(app, 'config', 'default.json'), '--port', '0']);
+    try {
+      expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(running.url).not.toMatch(/:0$/);
+      const line = running.stdout().split('\n').find((l) => l.includes('"url"'))!;
+      expect(JSON.parse(line)).toMatchObject({ url: running.url });
+
+      const res = await request(`${running.url}/api/streams/books/entries/1`);
+      expect(res.statusCode).toBe(200);
+      const body = (await res.body.json()) as { data: { title: string } };
+      expect(body.data.title).toBe('A Wizard of Earthsea');
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    expect(await exitOf(running.child)).toBe(0);
+  });
+
+  it('takes --host and answers on it', async () => {
+    const app = path.join(tmp, 'host-app');
+    await writeFile(path.join(tmp, 'host.json'), JSON.stringify({ root: 'host-app', log: { level: 'warn' } }));
+    await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
+    const running = await start(['--config', path.join(tmp, 'host.json'), '--port', '0', '--host', '127.0.0.1', '--log-level', 'info']);
+    try {
+      expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      const res = await request(`${running.url}/healthz`);
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+    } finally {
+      running.child.kill('SIGINT');
+    }
+    expect(await exitOf(running.child)).toBe(0);
+  });
+
+  it('exits non-zero naming the file and JSON path of a bad config', async () => {
+    const file = path.join(tmp, 'bad-config.json');
+    await writeFile(file, JSON.stringify({ http: { port: 'x' } }));
+    const { code, stderr } = await run(['--config', file]);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(`${file} at /http/port: must be integer`);
+  });
+
+  it('exits non-zero naming the file and JSON path of an invalid stream definition', async () => {
+    const app = path.join(tmp, 'bad-def');
+    await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
+    await writeFile(path.join(app, 'app.json'), '{}');
+    await writeFile(path.join(app, 'streams', 'planets.json'), JSON.stringify({ name: 'x'.repeat(60) }));
+    const { code, stderr } = await run(['--config', path.join(app, 'app.json'), '--port', '0']);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(`${path.join(app, 'streams', 'planets.json')} at /name: must NOT have more than 50 characters`);
+  });
+
+  it('explains missing and unknown flags', async () => {
+    expect((await run([])).stderr).toMatch(/--config <file> is required/);
+    expect((await run(['--config', 'x', '--port', 'abc'])).stderr).toMatch(/--port must be an integer/);
+    expect((await run(['--bogus'])).code).toBe(1);
+  });
+});
