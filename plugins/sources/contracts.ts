@@ -154,6 +154,11 @@ export interface SourceContext {
   /** Absolute application root; file paths must stay inside it. */
   root: string;
   logger: Logger;
+  /**
+   * When this source replaces one (its definition changed): resolves once the old
+   * source's writes are finished. Load only after it, or the new source may miss them.
+   */
+  after?: Promise<void>;
 }
 
 /** Creates the source of one stream (no I/O: loading happens in `open`). */

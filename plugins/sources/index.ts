@@ -4,4 +4,17 @@
  */
 export type * from './contracts.js';
 export { SOURCES } from './tokens.js';
-export { sourcesPlugin as default } from './plugin.js';
+export { sourcesPlugin as default, createSourceRegistry } from './plugin.js';
+export { sourceFingerprint } from './registry.js';
+/** The criteria engine as pure functions (the reference semantics for every source). */
+export { compileWhere, matchesWhere, type EntryPredicate } from './criteria/match.js';
+export { compareEntries, orderSignature, type EntryComparator } from './criteria/order.js';
+export { compareKeys, compareValues, getPath, keyId, valuesEqual } from './criteria/values.js';
+export { likeToRegExp, likeToRegexSource } from './criteria/like.js';
+export { assertFieldName, isOperator, LIST_OPERATORS, listValue, normalizeOperator, normalizeWhere, VALUELESS_OPERATORS } from './criteria/operators.js';
+/** Building blocks for addon sources served from memory. */
+export { MemorySource } from './memory-source.js';
+export { SingleFileSource } from './single-file-source.js';
+export { SourceClosedError } from './source-errors.js';
+export { assertFileKey, isFileKey, FILE_KEY, resolveInRoot } from './paths.js';
+export { keyFromName } from './key-from-name.js';

@@ -1,3 +1,38 @@
-import { definePlugin } from '../../kernel/plugin.js';
+import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { CollectionSource } from './collection/collection-source.js';
+import { checkSourceConfig } from './definition-check.js';
+import { FileSource } from './file/file-source.js';
+import { FilebaseSource } from './filebase/filebase-source.js';
+import { SourceRegistryImpl } from './registry.js';
+import { SelfSource } from './self/self-source.js';
+import { SOURCES } from './tokens.js';
 
-export const sourcesPlugin = definePlugin({ name: 'sources' });
+/** A registry with the four built-in source types. */
+export function createSourceRegistry(config: KernelConfig, root: string, logger: Logger): SourceRegistryImpl {
+  const registry = new SourceRegistryImpl(config, root, logger);
+  registry.registerType('filebase', (c) => FilebaseSource.create(c));
+  registry.registerType('file', (c) => FileSource.create(c));
+  registry.registerType('self', (c) => SelfSource.create(c));
+  registry.registerType('collection', (c) => CollectionSource.create(c));
+  return registry;
+}
+
+export const sourcesPlugin = definePlugin({
+  name: 'sources',
+  requires: ['streams'],
+  register({ container, config, root, logger, hooks }) {
+    const registry = createSourceRegistry(config, root, logger);
+    container.registerInstance(SOURCES, registry);
+    if (container.isRegistered(STREAM_REGISTRY, true)) {
+      container.resolve<StreamRegistry>(STREAM_REGISTRY).addCheck((definition) => checkSourceConfig(definition, registry, root));
+    }
+    // A redefined stream gets a new source when its source settings changed; a deleted one is closed.
+    hooks.on('definition.changed', async ({ id, definition }) => {
+      await registry.definitionChanged(id, definition as unknown as StreamDefinition | null);
+    });
+  },
+  async shutdown({ container }) {
+    await container.resolve<SourceRegistryImpl>(SOURCES).closeAll();
+  },
+});

@@ -1,0 +1,106 @@
+import type { CacheStore, Entry, EntryKey, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from '../contracts.js';
+
+/**
+ * `config.cache`: query results (query, count, paginate) of one stream kept in a
+ * cache store, flushed by any write to the stream. Key lookups are not cached (the
+ * sources answer them in O(1) already). A result computed while a write was in flight
+ * is not stored, so the cache never keeps a result older than the last write.
+ */
+export class CachedSource implements Source {
+  private generation = 0;
+  private writing = 0;
+  /** Present exactly when the wrapped source has it (callers fall back otherwise). */
+  readonly maxIntegerKey?: () => Promise<number | undefined>;
+
+  constructor(
+    private readonly inner: Source,
+    private readonly store: CacheStore,
+    private readonly ttl: number | undefined,
+  ) {
+    if (inner.maxIntegerKey) this.maxIntegerKey = () => inner.maxIntegerKey!();
+  }
+
+  get type(): string {
+    return this.inner.type;
+  }
+
+  get capabilities(): SourceCapabilities {
+    return this.inner.capabilities;
+  }
+
+  /** The wrapped source. */
+  get source(): Source {
+    return this.inner;
+  }
+
+  open(): Promise<void> {
+    return this.inner.open();
+  }
+
+  async close(): Promise<void> {
+    this.store.clear();
+    await this.inner.close();
+  }
+
+  healthy(): Promise<boolean> {
+    return this.inner.healthy();
+  }
+
+  get(key: EntryKey): Promise<Entry | undefined> {
+    return this.inner.get(key);
+  }
+
+  getMany(keys: EntryKey[]): Promise<Entry[]> {
+    return this.inner.getMany(keys);
+  }
+
+  query(query: SourceQuery): Promise<Entry[]> {
+    return this.cached(`q:${JSON.stringify(query)}`, () => this.inner.query(query));
+  }
+
+  count(where: WhereClause[]): Promise<number> {
+    return this.cached(`c:${JSON.stringify(where)}`, () => this.inner.count(where));
+  }
+
+  paginate(query: SourceQuery): Promise<SourcePage> {
+    return this.cached(`p:${JSON.stringify(query)}`, () => this.inner.paginate(query));
+  }
+
+  put(key: EntryKey, entry: Entry): Promise<void> {
+    return this.writeThrough(() => this.inner.put(key, entry));
+  }
+
+  delete(key: EntryKey): Promise<boolean> {
+    return this.writeThrough(() => this.inner.delete(key));
+  }
+
+  truncate(): Promise<void> {
+    return this.writeThrough(() => this.inner.truncate());
+  }
+
+
+  async drain(): Promise<void> {
+    await this.inner.drain?.();
+  }
+
+  private async cached<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const hit = this.store.get(key);
+    if (hit !== undefined) return hit as T;
+    const generation = this.generation;
+    const value = await compute();
+    if (this.writing === 0 && generation === this.generation) this.store.set(key, value, this.ttl);
+    return value;
+  }
+
+  private async writeThrough<T>(write: () => Promise<T>): Promise<T> {
+    this.writing++;
+    this.generation++;
+    try {
+      return await write();
+    } finally {
+      this.writing--;
+      this.generation++;
+      this.store.clear();
+    }
+  }
+}

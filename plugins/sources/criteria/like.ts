@@ -1,0 +1,30 @@
+/**
+ * SQL LIKE as a regular expression source: `%` any run, `_` one character, `\`
+ * escapes the next character; anchored at both ends. Use with the flags `is`
+ * (case-insensitive, `%` also spans newlines); MongoDB takes the same source with
+ * `$options: 'is'`.
+ */
+export function likeToRegexSource(pattern: string): string {
+  let out = '^';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\' && i + 1 < pattern.length) {
+      out += escapeRegex(pattern[++i]!);
+    } else if (ch === '%') {
+      out += '.*';
+    } else if (ch === '_') {
+      out += '.';
+    } else {
+      out += escapeRegex(ch);
+    }
+  }
+  return `${out}$`;
+}
+
+export function likeToRegExp(pattern: string): RegExp {
+  return new RegExp(likeToRegexSource(pattern), 'is');
+}
+
+function escapeRegex(ch: string): string {
+  return /[\\^$.*+?()[\]{}|/-]/.test(ch) ? `\\${ch}` : ch;
+}

@@ -1,0 +1,118 @@
+import type { Entry, WhereClause } from '../contracts.js';
+import { likeToRegExp } from './like.js';
+import { compareScalars, getPath, valuesEqual } from './values.js';
+
+export type EntryPredicate = (entry: Entry) => boolean;
+
+/** `=` with MongoDB's array rule: a scalar also matches an array field holding it. */
+function equalsValue(stored: unknown, value: unknown): boolean {
+  if (value === null || value === undefined) return stored === null || stored === undefined;
+  if (valuesEqual(stored, value)) return true;
+  return Array.isArray(stored) && !Array.isArray(value) && stored.some((item) => valuesEqual(item, value));
+}
+
+function compileClause(clause: WhereClause): EntryPredicate {
+  const { field, operator, value } = clause;
+  const read = (entry: Entry): unknown => getPath(entry, field);
+  switch (operator) {
+    case '=':
+      return (e) => equalsValue(read(e), value);
+    case '!=':
+      return (e) => !equalsValue(read(e), value);
+    case '<':
+      return (e) => (compareScalars(read(e), value) ?? 0) < 0;
+    case '<=': {
+      return (e) => {
+        const c = compareScalars(read(e), value);
+        return c !== undefined && c <= 0;
+      };
+    }
+    case '>':
+      return (e) => (compareScalars(read(e), value) ?? 0) > 0;
+    case '>=': {
+      return (e) => {
+        const c = compareScalars(read(e), value);
+        return c !== undefined && c >= 0;
+      };
+    }
+    case 'LIKE':
+    case 'NOT LIKE': {
+      const regex = likeToRegExp(String(value ?? ''));
+      const test = (stored: unknown): boolean =>
+        typeof stored === 'string'
+          ? regex.test(stored)
+          : Array.isArray(stored) && stored.some((s) => typeof s === 'string' && regex.test(s));
+      return operator === 'LIKE' ? (e) => test(read(e)) : (e) => !test(read(e));
+    }
+    case 'IN':
+    case 'NOT IN': {
+      const list = Array.isArray(value) ? value : [value];
+      const scalars = new Set(list.filter((v) => v === null || typeof v !== 'object'));
+      const objects = list.filter((v) => v !== null && typeof v === 'object');
+      const hit = (stored: unknown): boolean => {
+        if (stored === undefined) return scalars.has(null);
+        if (stored === null || typeof stored !== 'object') return scalars.has(stored);
+        if (objects.some((o) => valuesEqual(stored, o))) return true;
+        return Array.isArray(stored) && stored.some((item) => hit(item));
+      };
+      return operator === 'IN' ? (e) => hit(read(e)) : (e) => !hit(read(e));
+    }
+    case 'BETWEEN':
+    case 'NOT BETWEEN': {
+      const [low, high] = Array.isArray(value) ? value : [value, value];
+      const inside = (stored: unknown): boolean => {
+        const lo = compareScalars(stored, low);
+        const hi = compareScalars(stored, high);
+        return lo !== undefined && hi !== undefined && lo >= 0 && hi <= 0;
+      };
+      return operator === 'BETWEEN' ? (e) => inside(read(e)) : (e) => !inside(read(e));
+    }
+    case 'NULL':
+      return (e) => {
+        const v = read(e);
+        return v === null || v === undefined;
+      };
+    case 'NOT NULL':
+      return (e) => {
+        const v = read(e);
+        return v !== null && v !== undefined;
+      };
+    case 'CONTAINS':
+      return (e) => {
+        const v = read(e);
+        return Array.isArray(v) && v.some((item) => valuesEqual(item, value));
+      };
+    default: {
+      const never: never = operator;
+      throw new Error(`unknown operator ${String(never)}`);
+    }
+  }
+}
+
+/**
+ * Compile clauses into one predicate. AND binds tighter than OR (SQL precedence): the
+ * clauses are split into groups at every `or`; an entry matches when every clause of
+ * at least one group matches. No clause: everything matches.
+ */
+export function compileWhere(clauses: readonly WhereClause[]): EntryPredicate {
+  if (clauses.length === 0) return () => true;
+  const groups: EntryPredicate[][] = [[]];
+  clauses.forEach((clause, index) => {
+    if (index > 0 && clause.boolean === 'or') groups.push([]);
+    groups[groups.length - 1]!.push(compileClause(clause));
+  });
+  if (groups.length === 1) {
+    const only = groups[0]!;
+    if (only.length === 1) return only[0]!;
+    return (entry) => {
+      for (const p of only) if (!p(entry)) return false;
+      return true;
+    };
+  }
+  return (entry) => groups.some((group) => group.every((p) => p(entry)));
+}
+
+/** The reference semantics of a filter on one entry (see WhereClause). */
+export function matchesWhere(clauses: readonly WhereClause[], entry: Entry): boolean {
+  return compileWhere(clauses)(entry);
+}

@@ -1,0 +1,87 @@
+import { BadRequestError } from '../../../kernel/index.js';
+import type { Operator, WhereClause } from '../contracts.js';
+
+/** Every accepted spelling (upper-cased, inner spaces collapsed) and its canonical form. */
+const OPERATORS: ReadonlyMap<string, Operator> = new Map<string, Operator>([
+  ['=', '='],
+  ['==', '='],
+  ['!=', '!='],
+  ['<>', '!='],
+  ['<', '<'],
+  ['<=', '<='],
+  ['>', '>'],
+  ['>=', '>='],
+  ['LIKE', 'LIKE'],
+  ['NOT LIKE', 'NOT LIKE'],
+  ['IN', 'IN'],
+  ['NOT IN', 'NOT IN'],
+  ['BETWEEN', 'BETWEEN'],
+  ['NOT BETWEEN', 'NOT BETWEEN'],
+  ['NULL', 'NULL'],
+  ['NOT NULL', 'NOT NULL'],
+  ['CONTAINS', 'CONTAINS'],
+]);
+
+/** Operators whose value is a list (an array, or a comma-separated string that is split). */
+export const LIST_OPERATORS: ReadonlySet<Operator> = new Set<Operator>(['IN', 'NOT IN', 'BETWEEN', 'NOT BETWEEN']);
+/** Operators that take no value. */
+export const VALUELESS_OPERATORS: ReadonlySet<Operator> = new Set<Operator>(['NULL', 'NOT NULL']);
+
+/** Field names allowed in filters and sorts (decisions.md): never `$...`, never odd characters. */
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function isOperator(value: string): boolean {
+  return OPERATORS.has(value.trim().replace(/\s+/g, ' ').toUpperCase());
+}
+
+/** Canonical operator for a name given in any case (`like`, `Not In`, `<>`), or a 400. */
+export function normalizeOperator(value: unknown): Operator {
+  if (typeof value !== 'string') throw new BadRequestError('Filter operator must be a string.');
+  const canonical = OPERATORS.get(value.trim().replace(/\s+/g, ' ').toUpperCase());
+  if (!canonical) {
+    throw new BadRequestError(`Unknown filter operator "${value}".`, { rule: 'operator' });
+  }
+  return canonical;
+}
+
+/** Check a field name used in a filter or a sort (400 when it could reach a path or a query operator). */
+export function assertFieldName(field: unknown): string {
+  if (typeof field !== 'string' || !FIELD_NAME.test(field) || field.split('.').some((s) => s === '' || FORBIDDEN_SEGMENTS.has(s))) {
+    throw new BadRequestError(`Invalid field name "${String(field)}".`, { rule: 'field' });
+  }
+  return field;
+}
+
+/** The value list of IN/NOT IN/BETWEEN: arrays as given, strings split on commas. */
+export function listValue(operator: Operator, value: unknown): unknown[] {
+  let list: unknown[];
+  if (Array.isArray(value)) list = value;
+  else if (typeof value === 'string') list = value === '' ? [] : value.split(',').map((s) => s.trim());
+  else list = [value];
+  if ((operator === 'BETWEEN' || operator === 'NOT BETWEEN') && list.length !== 2) {
+    throw new BadRequestError(`${operator} needs exactly two values.`, { rule: 'operator' });
+  }
+  return list;
+}
+
+/**
+ * Build a clean clause from raw parts (API, query endpoint, addons): checked field
+ * name, canonical operator, list values split, each value passed through `cast`
+ * (the field type's `castFilter`). Throws BadRequestError on bad input.
+ */
+export function normalizeWhere(
+  field: unknown,
+  operator: unknown,
+  value: unknown,
+  boolean: 'and' | 'or' = 'and',
+  cast: (value: unknown) => unknown = (v) => v,
+): WhereClause {
+  const name = assertFieldName(field);
+  const op = normalizeOperator(operator);
+  let clean: unknown;
+  if (VALUELESS_OPERATORS.has(op)) clean = null;
+  else if (LIST_OPERATORS.has(op)) clean = listValue(op, value).map((v) => cast(v));
+  else clean = value === null ? null : cast(value);
+  return { boolean, field: name, operator: op, value: clean };
+}

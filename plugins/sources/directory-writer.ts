@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+interface Pending {
+  name: string;
+  /** null: remove the file. */
+  data: string | null;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Same naming as kernel/durable-fs.ts, so `isTempFile` recognises leftovers. */
+async function writeOne(dir: string, name: string, data: string): Promise<void> {
+  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'w', 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, path.join(dir, name));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function removeOne(dir: string, name: string): Promise<void> {
+  try {
+    await unlink(path.join(dir, name));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * Group commit for one folder of entry files: writes and removals requested in the
+ * same turn of the event loop are each done atomically (temp file, fsync, rename) and
+ * then share one fsync of the folder, after which each caller is acknowledged. Each
+ * file is still all-or-nothing on its own; a failure rejects only the writes it hit
+ * (and every write of the batch when the folder fsync fails, since none is then
+ * known durable).
+ */
+export class DirectoryWriter {
+  private pending: Pending[] = [];
+  private scheduled = false;
+  private ensured = false;
+
+  constructor(readonly dir: string) {}
+
+  write(name: string, data: string): Promise<void> {
+    return this.enqueue(name, data);
+  }
+
+  remove(name: string): Promise<void> {
+    return this.enqueue(name, null);
+  }
+
+  private enqueue(name: string, data: string | null): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ name, data, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    this.scheduled = false;
+    try {
+      if (!this.ensured) {
+        await mkdir(this.dir, { recursive: true });
+        this.ensured = true;
+      }
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    const results = await Promise.allSettled(
+      batch.map((p) => (p.data === null ? removeOne(this.dir, p.name) : writeOne(this.dir, p.name, p.data))),
+    );
+    let dirError: unknown;
+    try {
+      await fsyncDir(this.dir);
+    } catch (error) {
+      dirError = error;
+    }
+    results.forEach((result, i) => {
+      const p = batch[i]!;
+      if (result.status === 'rejected') p.reject(result.reason);
+      else if (dirError) p.reject(dirError);
+      else p.resolve();
+    });
+  }
+}

@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { AppError, type Logger } from '../../../kernel/index.js';
+import type { StreamDefinition } from '../../streams/index.js';
+import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
+import { hasKey } from '../key-from-name.js';
+import { resolveInRoot } from '../paths.js';
+import { SingleFileSource } from '../single-file-source.js';
+import { decodeCsv, encodeCsv } from './csv-codec.js';
+import { decodeJsonEntries, encodeJsonEntries, type JsonShape } from './json-codec.js';
+
+/**
+ * `file`: the whole stream in one file, `config.source.file` (default
+ * `<data_path>/<id>.<format>`): `json` (a list, or an object keyed by key; the shape
+ * found is kept on write) or `csv` (a header row; cells holding JSON are decoded).
+ */
+export class FileSource extends SingleFileSource {
+  readonly type = 'file';
+  readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
+  private shape: JsonShape = 'list';
+
+  constructor(
+    definition: StreamDefinition,
+    logger: Logger,
+    file: string,
+    private readonly format: 'json' | 'csv',
+  ) {
+    super(definition, logger, file);
+  }
+
+  static create(context: SourceContext): FileSource {
+    const { definition, config, root } = context;
+    const source = definition.config.source;
+    const given = typeof source.format === 'string' ? source.format : undefined;
+    const fromName = typeof source.file === 'string' ? path.extname(source.file).slice(1).toLowerCase() : undefined;
+    const format = given ?? (fromName === 'csv' ? 'csv' : 'json');
+    if (format !== 'json' && format !== 'csv') {
+      throw new AppError(500, `Stream [${definition.id}]: the file source reads json or csv, not "${format}".`);
+    }
+    const file =
+      typeof source.file === 'string' && source.file !== ''
+        ? resolveInRoot(root, source.file, 'source.file', definition.id)
+        : path.join(config.streams.data_path, `${definition.id}.${format}`);
+    return new FileSource(definition, context.logger, file, format).loadAfter(context.after);
+  }
+
+  protected decode(text: string | undefined): Entry[] {
+    if (text === undefined || text.trim() === '') return [];
+    const skip = (why: string): void => this.logger.warn({ stream: this.definition.id, path: this.file }, `skipping an entry: ${why}`);
+    if (this.format === 'csv') {
+      return decodeCsv(text).filter((entry) => {
+        if (hasKey(entry[this.keyName])) return true;
+        skip(`a row has no ${this.keyName}`);
+        return false;
+      });
+    }
+    const decoded = decodeJsonEntries(JSON.parse(text) as unknown, this.definition, skip);
+    this.shape = decoded.shape;
+    return decoded.entries;
+  }
+
+  protected encode(entries: Entry[]): string {
+    if (this.format === 'csv') return encodeCsv(entries, this.keyName);
+    return `${JSON.stringify(encodeJsonEntries(entries, this.shape, this.keyName), null, 2)}\n`;
+  }
+}

@@ -1,0 +1,308 @@
+import { KeyedLock, type Logger } from '../../kernel/index.js';
+import type { StreamDefinition } from '../streams/index.js';
+import type { Entry, EntryKey, OrderClause, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from './contracts.js';
+import { compileWhere, type EntryPredicate } from './criteria/match.js';
+import { compareEntries, orderSignature } from './criteria/order.js';
+import { compareKeys, keyId } from './criteria/values.js';
+import { SourceClosedError } from './source-errors.js';
+
+/** How many distinct sorted orders are kept between writes. */
+const SORT_CACHE_SIZE = 8;
+
+/**
+ * The shared engine of every source served from memory (filebase, file, self,
+ * collection): the whole stream is loaded once, at first use; key lookups are one Map
+ * read; the key order is kept sorted incrementally on writes; other sort orders are
+ * cached until the next write. Subclasses only load and persist.
+ *
+ * Writes: one key at a time (a KeyedLock per key), memory updated only after the
+ * subclass made the write durable, so a reader never sees an unacknowledged write.
+ */
+export abstract class MemorySource implements Source {
+  abstract readonly type: string;
+  abstract readonly capabilities: SourceCapabilities;
+  protected readonly keyName: string;
+  private readonly byKey = new Map<string, Entry>();
+  /** Every entry in key order (maintained incrementally). */
+  private keyOrdered: Entry[] = [];
+  private readonly sorted = new Map<string, Entry[]>();
+  private loading: Promise<void> | undefined;
+  private loaded = false;
+  private closed = false;
+  private failure: Error | undefined;
+  private readonly locks = new KeyedLock();
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+  /** Set while a truncate runs: new writes wait for it. */
+  private barrier: Promise<void> | undefined;
+
+  /** Resolves when the source this one replaces has finished its writes. */
+  protected after: Promise<void> | undefined;
+
+  constructor(
+    protected readonly definition: StreamDefinition,
+    protected readonly logger: Logger,
+  ) {
+    this.keyName = definition.config.key_name || 'id';
+  }
+
+  /** Load only once `previous` resolved (see SourceContext.after). Returns this. */
+  loadAfter(previous: Promise<void> | undefined): this {
+    this.after = previous;
+    return this;
+  }
+
+  /** Read every stored entry; each must hold its key field. */
+  protected abstract loadAll(): Promise<Entry[]>;
+  /** Make one put durable (called under the key's lock, memory not yet updated). */
+  protected abstract persistPut(id: string, entry: Entry, previous: Entry | undefined): Promise<void>;
+  protected abstract persistDelete(id: string, previous: Entry): Promise<void>;
+  protected abstract persistTruncate(all: Entry[]): Promise<void>;
+  /** Throw a BadRequestError when a new key cannot be stored here (file names...). */
+  protected checkNewKey(_id: string): void {}
+  protected async closeStore(): Promise<void> {}
+
+  open(): Promise<void> {
+    if (this.closed) return Promise.reject(new SourceClosedError(this.definition.id));
+    if (!this.loading) {
+      this.loading = this.load().catch((error: unknown) => {
+        // Let a later call retry (the folder may come back); report the cause meanwhile.
+        this.loading = undefined;
+        this.failure = error as Error;
+        throw error;
+      });
+    }
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
+    if (this.after) await this.after;
+    const entries = await this.loadAll();
+    this.byKey.clear();
+    for (const entry of entries) {
+      const id = keyId(entry[this.keyName]);
+      if (this.byKey.has(id)) {
+        this.logger.warn({ stream: this.definition.id, key: id }, 'duplicate entry key at load; keeping the first');
+        continue;
+      }
+      this.byKey.set(id, entry);
+    }
+    this.keyOrdered = [...this.byKey.values()].sort(compareEntries([], this.keyName));
+    this.sorted.clear();
+    this.loaded = true;
+    this.failure = undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.drain();
+    this.closed = true;
+    await this.closeStore();
+  }
+
+  async healthy(): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.loaded) return true;
+    try {
+      await this.open();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The load error when the last open failed (for logs and /readyz details). */
+  get lastError(): Error | undefined {
+    return this.failure;
+  }
+
+  async get(key: EntryKey): Promise<Entry | undefined> {
+    if (!this.loaded) await this.open();
+    return this.byKey.get(keyId(key));
+  }
+
+  async getMany(keys: EntryKey[]): Promise<Entry[]> {
+    if (!this.loaded) await this.open();
+    const found: Entry[] = [];
+    const seen = new Set<string>();
+    for (const key of keys) {
+      const id = keyId(key);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const entry = this.byKey.get(id);
+      if (entry) found.push(entry);
+    }
+    return found;
+  }
+
+  async query(query: SourceQuery): Promise<Entry[]> {
+    if (!this.loaded) await this.open();
+    return this.run(query, false).entries;
+  }
+
+  async count(where: WhereClause[]): Promise<number> {
+    if (!this.loaded) await this.open();
+    if (where.length === 0) return this.byKey.size;
+    const predicate = compileWhere(where);
+    let n = 0;
+    for (const entry of this.keyOrdered) if (predicate(entry)) n++;
+    return n;
+  }
+
+  async paginate(query: SourceQuery): Promise<SourcePage> {
+    if (!this.loaded) await this.open();
+    return this.run(query, true);
+  }
+
+  async maxIntegerKey(): Promise<number | undefined> {
+    if (!this.loaded) await this.open();
+    // Key order puts numeric keys first: walk back from the end to the last numeric one.
+    for (let i = this.keyOrdered.length - 1; i >= 0; i--) {
+      const key = this.keyOrdered[i]![this.keyName];
+      const n = typeof key === 'number' ? key : typeof key === 'string' && /^-?\d+$/.test(key) ? Number(key) : NaN;
+      if (Number.isInteger(n)) return n;
+    }
+    return undefined;
+  }
+
+  /** Filter, order, skip and limit one pass over the (cached) order. */
+  private run(query: SourceQuery, withTotal: boolean): SourcePage {
+    const skip = Math.max(0, query.skip ?? 0);
+    const limit = query.limit === undefined ? Infinity : Math.max(0, query.limit);
+    const predicate: EntryPredicate | undefined = query.where.length > 0 ? compileWhere(query.where) : undefined;
+    const { list, filtered } = this.ordered(query.orderBy, predicate);
+    const test = filtered ? undefined : predicate;
+    if (!test) {
+      return { entries: list.slice(skip, limit === Infinity ? undefined : skip + limit), total: list.length };
+    }
+    const entries: Entry[] = [];
+    let matched = 0;
+    for (const entry of list) {
+      if (!test(entry)) continue;
+      if (matched >= skip && entries.length < limit) entries.push(entry);
+      matched++;
+      if (!withTotal && entries.length >= limit) break;
+    }
+    return { entries, total: matched };
+  }
+
+  /**
+   * The entries in the requested order. A full sort is done once per order between
+   * writes and cached; a filtered query with no cached order sorts only its matches.
+   */
+  private ordered(orderBy: readonly OrderClause[], predicate: EntryPredicate | undefined): { list: Entry[]; filtered: boolean } {
+    if (orderBy.length === 0) return { list: this.keyOrdered, filtered: false };
+    const signature = orderSignature(orderBy);
+    const cached = this.sorted.get(signature);
+    if (cached) return { list: cached, filtered: false };
+    const comparator = compareEntries(orderBy, this.keyName);
+    if (predicate) return { list: this.keyOrdered.filter(predicate).sort(comparator), filtered: true };
+    const list = this.keyOrdered.slice().sort(comparator);
+    if (this.sorted.size >= SORT_CACHE_SIZE) this.sorted.delete(this.sorted.keys().next().value!);
+    this.sorted.set(signature, list);
+    return { list, filtered: false };
+  }
+
+  put(key: EntryKey, entry: Entry): Promise<void> {
+    const id = keyId(key);
+    const stored = entry[this.keyName] !== undefined && keyId(entry[this.keyName]) === id ? entry : { ...entry, [this.keyName]: key };
+    return this.write(id, async () => {
+      const previous = this.byKey.get(id);
+      if (!previous) this.checkNewKey(id);
+      await this.persistPut(id, stored, previous);
+      this.applyPut(id, stored, previous);
+    });
+  }
+
+  delete(key: EntryKey): Promise<boolean> {
+    const id = keyId(key);
+    return this.write(id, async () => {
+      const previous = this.byKey.get(id);
+      if (!previous) return false;
+      await this.persistDelete(id, previous);
+      this.applyDelete(id, previous);
+      return true;
+    });
+  }
+
+  async truncate(): Promise<void> {
+    if (this.closed) throw new SourceClosedError(this.definition.id);
+    if (!this.loaded) await this.open();
+    while (this.barrier) await this.barrier;
+    let release!: () => void;
+    this.barrier = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await this.idle();
+      await this.persistTruncate(this.keyOrdered);
+      this.byKey.clear();
+      this.keyOrdered = [];
+      this.sorted.clear();
+    } finally {
+      this.barrier = undefined;
+      release();
+    }
+  }
+
+  async drain(): Promise<void> {
+    while (this.barrier) await this.barrier;
+    await this.idle();
+  }
+
+  private idle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async write<T>(id: string, task: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new SourceClosedError(this.definition.id);
+    if (!this.loaded) await this.open();
+    while (this.barrier) await this.barrier;
+    this.active++;
+    try {
+      return await this.locks.run(id, task);
+    } finally {
+      if (--this.active === 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const wake of waiters) wake();
+      }
+    }
+  }
+
+  private applyPut(id: string, entry: Entry, previous: Entry | undefined): void {
+    this.byKey.set(id, entry);
+    this.sorted.clear();
+    const index = this.keyIndex(entry[this.keyName]);
+    if (previous) {
+      if (index.found) this.keyOrdered[index.at] = entry;
+    } else {
+      this.keyOrdered.splice(index.at, 0, entry);
+    }
+  }
+
+  private applyDelete(id: string, previous: Entry): void {
+    this.byKey.delete(id);
+    this.sorted.clear();
+    const index = this.keyIndex(previous[this.keyName]);
+    if (index.found) this.keyOrdered.splice(index.at, 1);
+  }
+
+  /** Binary search of a key in the key order. */
+  private keyIndex(key: unknown): { at: number; found: boolean } {
+    let lo = 0;
+    let hi = this.keyOrdered.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = compareKeys(this.keyOrdered[mid]![this.keyName], key);
+      if (c === 0) return { at: mid, found: true };
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return { at: lo, found: false };
+  }
+
+  /** Every entry in key order (snapshot; subclasses use it to serialize a whole file). */
+  protected all(): Entry[] {
+    return this.keyOrdered;
+  }
+}

@@ -1,0 +1,128 @@
+import { AppError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { fieldOf, type StreamDefinition } from '../streams/index.js';
+import { CachedSource } from './cache/cached-source.js';
+import { MemoryCacheStore } from './cache/memory-cache-store.js';
+import type { CacheStoreFactory, Source, SourceFactory, SourceRegistry } from './contracts.js';
+
+const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
+
+interface Opened {
+  source: Source;
+  fingerprint: string;
+}
+
+/**
+ * What a stream's source depends on: when any of it changes (definition.changed), the
+ * source is rebuilt; any other change (a field's label) keeps the loaded entries.
+ */
+export function sourceFingerprint(definition: StreamDefinition): string {
+  const keyName = definition.config.key_name || 'id';
+  return JSON.stringify([
+    definition.config.source,
+    keyName,
+    fieldOf(definition, keyName)?.type ?? null,
+    definition.config.cache ?? null,
+    definition.file ?? null,
+    definition.config.source.type === 'self' || definition.config.source.type === 'collection' ? (definition.data ?? null) : null,
+  ]);
+}
+
+export class SourceRegistryImpl implements SourceRegistry {
+  private readonly factories = new Map<string, SourceFactory>();
+  private readonly cacheStores = new Map<string, CacheStoreFactory>([['memory', () => new MemoryCacheStore()]]);
+  private readonly sources = new Map<string, Opened>();
+  /** Sources being retired, by stream: their writes finish before a replacement loads. */
+  private readonly retiring = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly config: KernelConfig,
+    private readonly root: string,
+    private readonly logger: Logger,
+  ) {}
+
+  registerType(type: string, factory: SourceFactory): void {
+    if (!TYPE_NAME.test(type)) throw new Error(`invalid source type name "${type}"`);
+    this.factories.set(type, factory);
+  }
+
+  hasType(type: string): boolean {
+    return this.factories.has(type);
+  }
+
+  types(): string[] {
+    return [...this.factories.keys()].sort();
+  }
+
+  registerCacheStore(name: string, factory: CacheStoreFactory): void {
+    this.cacheStores.set(name, factory);
+  }
+
+  for(definition: StreamDefinition): Source {
+    const fingerprint = sourceFingerprint(definition);
+    const current = this.sources.get(definition.id);
+    if (current && current.fingerprint === fingerprint) return current.source;
+    if (current) this.retire(definition.id, current.source);
+    const source = this.create(definition);
+    this.sources.set(definition.id, { source, fingerprint });
+    return source;
+  }
+
+  /** Rebuild the source when the definition's source settings changed (else keep it). */
+  async definitionChanged(id: string, definition: StreamDefinition | null): Promise<void> {
+    const current = this.sources.get(id);
+    if (!current) return;
+    if (definition && sourceFingerprint(definition) === current.fingerprint) return;
+    await this.release(id);
+  }
+
+  async release(stream: string): Promise<void> {
+    const current = this.sources.get(stream);
+    if (!current) return;
+    this.sources.delete(stream);
+    await this.retire(stream, current.source);
+  }
+
+  opened(): Source[] {
+    return [...this.sources.values()].map((o) => o.source);
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.sources.entries()];
+    this.sources.clear();
+    await Promise.all(all.map(([id, o]) => this.retire(id, o.source)));
+    await Promise.all([...this.retiring.values()]);
+  }
+
+  private retire(stream: string, source: Source): Promise<void> {
+    const before = this.retiring.get(stream) ?? Promise.resolve();
+    const closing = before
+      .then(() => source.close())
+      .catch((error: unknown) => this.logger.error({ err: error, stream }, 'closing a source failed'));
+    this.retiring.set(stream, closing);
+    void closing.then(() => {
+      if (this.retiring.get(stream) === closing) this.retiring.delete(stream);
+    });
+    return closing;
+  }
+
+  private create(definition: StreamDefinition): Source {
+    const type = definition.config.source?.type ?? this.config.streams.default_source;
+    const factory = this.factories.get(type);
+    if (!factory) {
+      throw new AppError(500, `Stream [${definition.id}] uses the source type "${type}", which is not registered (known: ${this.types().join(', ')}).`);
+    }
+    const source = factory({
+      definition,
+      config: this.config,
+      root: this.root,
+      logger: this.logger.child({ stream: definition.id }),
+      after: this.retiring.get(definition.id),
+    });
+    const cache = definition.config.cache;
+    if (!cache?.enabled) return source;
+    const storeName = cache.store ?? 'memory';
+    const store = this.cacheStores.get(storeName);
+    if (!store) throw new AppError(500, `Stream [${definition.id}] uses the cache store "${storeName}", which is not registered.`);
+    return new CachedSource(source, store({ stream: definition.id }), cache.ttl);
+  }
+}

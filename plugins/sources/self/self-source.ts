@@ -1,0 +1,59 @@
+import { AppError, type Logger } from '../../../kernel/index.js';
+import type { StreamDefinition } from '../../streams/index.js';
+import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
+import { decodeJsonEntries, encodeJsonEntries, type JsonShape } from '../file/json-codec.js';
+import { resolveInRoot } from '../paths.js';
+import { SingleFileSource } from '../single-file-source.js';
+
+/**
+ * `self`: the entries are the `data` of the definition file itself (a list, or an
+ * object keyed by key). Reads come from the loaded definition; a write re-reads the
+ * definition file, replaces only its `data` (same shape) and rewrites it durably.
+ */
+export class SelfSource extends SingleFileSource {
+  readonly type = 'self';
+  readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
+  private shape: JsonShape = 'list';
+
+  constructor(definition: StreamDefinition, logger: Logger, file: string | undefined) {
+    super(definition, logger, file ?? '');
+  }
+
+  static create(context: SourceContext): SelfSource {
+    const { definition, root } = context;
+    const given = definition.config.source.file;
+    const file = typeof given === 'string' && given !== '' ? resolveInRoot(root, given, 'source.file', definition.id) : definition.file;
+    return new SelfSource(definition, context.logger, file).loadAfter(context.after);
+  }
+
+  protected override async readText(): Promise<string | undefined> {
+    // The registry already parsed the definition: no second read at load.
+    return undefined;
+  }
+
+  protected decode(): Entry[] {
+    const skip = (why: string): void => this.logger.warn({ stream: this.definition.id, path: this.file }, `skipping an entry: ${why}`);
+    const decoded = decodeJsonEntries(this.definition.data, this.definition, skip);
+    this.shape = decoded.shape;
+    return decoded.entries;
+  }
+
+  protected encode(entries: Entry[]): string {
+    return JSON.stringify(encodeJsonEntries(entries, this.shape, this.keyName));
+  }
+
+  protected override async writeText(dataJson: string): Promise<void> {
+    if (!this.file) {
+      throw new AppError(409, `Stream [${this.definition.id}] keeps its entries in its definition, which has no file to write to.`);
+    }
+    const current = await super.readText();
+    let raw: Record<string, unknown>;
+    try {
+      raw = current === undefined ? { ...this.definition.raw } : (JSON.parse(current) as Record<string, unknown>);
+    } catch {
+      throw new AppError(500, `The definition file of stream [${this.definition.id}] cannot be parsed; its data was not written.`);
+    }
+    raw.data = JSON.parse(dataJson) as unknown;
+    await super.writeText(`${JSON.stringify(raw, null, 2)}\n`);
+  }
+}
