@@ -27,6 +27,23 @@ export interface QueryStep {
 }
 
 /**
+ * The criteria the query endpoint's steps build (read-only: no write method exists on
+ * it). Arguments are raw; they are checked (400) and cast when the query runs.
+ */
+export interface CriteriaBuilder {
+  /** `where(field, value)` (operator `=`) or `where(field, operator, value)`. */
+  where(field: unknown, operatorOrValue?: unknown, value?: unknown, ...rest: unknown[]): this;
+  orWhere(field: unknown, operatorOrValue?: unknown, value?: unknown, ...rest: unknown[]): this;
+  orderBy(field: unknown, direction?: unknown): this;
+  limit(count: unknown): this;
+  skip(count: unknown): this;
+  with(...relations: unknown[]): this;
+}
+
+/** A read method an addon adds to the query endpoint (`{"<name>": [args...]}`). */
+export type CriteriaReadMethod = (criteria: CriteriaBuilder, args: unknown[]) => void;
+
+/**
  * The entries of every stream, as the API (and addons) use them. Keys are given as
  * received (a URL segment is a string) and cast by the key field's type. Every write
  * validates (409), runs the entry hooks, and is durable before it resolves.
@@ -52,4 +69,9 @@ export interface EntriesService {
   ready(): Promise<boolean>;
   /** Resolves when all writes in flight have finished (graceful shutdown). */
   drain(): Promise<void>;
+  /**
+   * Add a read method to the query endpoint (call in an addon's `register` or `boot`).
+   * Names of built-in methods and write methods (create, save, delete, truncate...) are refused.
+   */
+  registerReadMethod(name: string, method: CriteriaReadMethod): void;
 }

@@ -1,3 +1,27 @@
-import { definePlugin } from '../../kernel/plugin.js';
+import { definePlugin } from '../../kernel/index.js';
+import { FIELDS, type FieldsService } from '../fields/index.js';
+import { SOURCES, type SourceRegistry } from '../sources/index.js';
+import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
+import { EntriesServiceImpl } from './service.js';
+import { ENTRIES } from './tokens.js';
 
-export const entriesPlugin = definePlugin({ name: 'entries' });
+export const entriesPlugin = definePlugin({
+  name: 'entries',
+  requires: ['streams', 'fields', 'sources'],
+  register({ container, hooks, logger }) {
+    let fields: FieldsService | undefined;
+    const service = new EntriesServiceImpl({
+      streams: container.resolve<StreamRegistry>(STREAM_REGISTRY),
+      // Resolved at first use: plugins may bind in any order within `register`.
+      fields: () => (fields ??= container.resolve<FieldsService>(FIELDS)),
+      sources: container.resolve<SourceRegistry>(SOURCES),
+      hooks,
+      logger,
+    });
+    container.registerInstance(ENTRIES, service);
+  },
+  async shutdown({ container }) {
+    // Writes in flight finish before the sources plugin (shut down after us) closes the sources.
+    await container.resolve<EntriesServiceImpl>(ENTRIES).drain();
+  },
+});

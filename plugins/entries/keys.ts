@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { BadRequestError } from '../../kernel/index.js';
+import type { EntryKey } from '../sources/index.js';
+import { fieldOf, type StreamDefinition } from '../streams/index.js';
+
+const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal', 'float', 'double']);
+const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
+const NUMBER_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function keyNameOf(definition: StreamDefinition): string {
+  return definition.config.key_name || 'id';
+}
+
+/** The key field's type, or undefined when the key field is not declared. */
+export function keyTypeOf(definition: StreamDefinition): string | undefined {
+  return fieldOf(definition, keyNameOf(definition))?.type;
+}
+
+/**
+ * A key as received (URL segment, payload value) cast by the key field's type:
+ * `/entries/4` finds the integer 4 when the key is an integer or undeclared.
+ * Throws 400 for keys that are not strings/numbers or could reach a prototype.
+ */
+export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
+  const type = keyTypeOf(definition);
+  let key: EntryKey;
+  if (typeof raw === 'number') {
+    if (!Number.isFinite(raw)) throw new BadRequestError('The entry key must be a finite number or a string.', { rule: 'key' });
+    key = raw;
+  } else if (typeof raw === 'string') {
+    if (raw === '') throw new BadRequestError('The entry key must not be empty.', { rule: 'key' });
+    if (type === undefined || type === 'integer') key = INTEGER_TEXT.test(raw) ? Number(raw) : raw;
+    else if (NUMERIC_TYPES.has(type)) key = NUMBER_TEXT.test(raw) ? Number(raw) : raw;
+    else key = raw;
+  } else {
+    throw new BadRequestError('The entry key must be a string or a number.', { rule: 'key' });
+  }
+  if (typeof key === 'string') {
+    if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid entry key "${key}".`, { rule: 'key' });
+    if (type === 'integer' || (type !== undefined && NUMERIC_TYPES.has(type))) {
+      throw new BadRequestError(`The entry key must be a number, got "${key.slice(0, 64)}".`, { rule: 'key' });
+    }
+  }
+  return key;
+}
+
+export type KeyStrategy = 'increment' | 'uuid' | 'none';
+
+/**
+ * How a POST without a key gets one (decisions.md "Keys and storage"): the key field's
+ * `config.default` (`increment`, or `true` on a uuid field), else increment for an
+ * integer or undeclared key and a UUID for any other type.
+ */
+export function keyStrategy(definition: StreamDefinition): KeyStrategy {
+  const field = fieldOf(definition, keyNameOf(definition));
+  const declared = field?.config.default;
+  if (declared === 'increment') return 'increment';
+  if (declared === true && field?.type === 'uuid') return 'uuid';
+  if (declared === 'uuid') return 'uuid';
+  if (declared !== undefined && declared !== null && declared !== false) return 'none';
+  if (!field || field.type === 'integer') return 'increment';
+  return 'uuid';
+}
+
+export function newUuid(): string {
+  return randomUUID();
+}

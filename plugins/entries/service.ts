@@ -1,0 +1,373 @@
+import { BadRequestError, KeyedLock, ValidationError, type Hooks, type Logger } from '../../kernel/index.js';
+import type { EntryHookPayload } from '../../kernel/index.js';
+import type { EntryAttributes, EntryLookup, FieldsService, RelationInfo } from '../fields/index.js';
+import {
+  assertFieldName,
+  keyId,
+  normalizeWhere,
+  type Entry,
+  type EntryKey,
+  type OrderClause,
+  type Source,
+  type SourceRegistry,
+  type WhereClause,
+} from '../sources/index.js';
+import type { StreamDefinition, StreamRegistry } from '../streams/index.js';
+import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep } from './contracts.js';
+import { ReadMethods, type RawWhere } from './criteria-builder.js';
+import { runAfterHook, runVetoHook } from './hook-runner.js';
+import { castKey, keyNameOf, keyStrategy, newUuid } from './keys.js';
+
+const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
+
+export interface EntriesDependencies {
+  streams: StreamRegistry;
+  /** Resolved lazily: the fields plugin binds its service in its own register step. */
+  fields: () => FieldsService;
+  sources: SourceRegistry;
+  hooks: Hooks;
+  logger: Logger;
+}
+
+type WriteMode = 'create' | 'replace' | 'patch';
+
+/**
+ * The entries of every stream: keys, validation, hooks, per-entry write serialization,
+ * eager loading, and the serialized JSON of each stored entry cached until it changes.
+ */
+export class EntriesServiceImpl implements EntriesService {
+  private readonly locks = new KeyedLock();
+  /** Serialized API form per stored entry object (a write stores a new object). */
+  private readonly json = new WeakMap<object, { definition: StreamDefinition; text: string }>();
+  /** Last increment key handed out per source (sources are replaced when redefined). */
+  private readonly counters = new WeakMap<Source, number>();
+  private readonly keyGeneration = new KeyedLock();
+  private readonly readMethods = new ReadMethods();
+  private writes = 0;
+  private drainWaiters: Array<() => void> = [];
+  readonly lookup: EntryLookup;
+
+  constructor(private readonly deps: EntriesDependencies) {
+    this.lookup = { exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey) };
+  }
+
+  private source(definition: StreamDefinition): Source {
+    return this.deps.sources.for(definition);
+  }
+
+  keyOf(stream: StreamDefinition, entry: EntryAttributes): unknown {
+    return entry[keyNameOf(stream)];
+  }
+
+  async find(stream: string, key: unknown): Promise<EntryAttributes | undefined> {
+    const definition = this.deps.streams.require(stream);
+    let cast: EntryKey;
+    try {
+      cast = castKey(definition, key);
+    } catch {
+      // A key that cannot exist is simply not found.
+      return undefined;
+    }
+    return this.source(definition).get(cast);
+  }
+
+  toJson(stream: StreamDefinition, entry: EntryAttributes): string {
+    const cached = this.json.get(entry);
+    if (cached && cached.definition === stream) return cached.text;
+    const text = JSON.stringify(this.deps.fields().serialize(stream, entry));
+    this.json.set(entry, { definition: stream, text });
+    return text;
+  }
+
+  async list(stream: string, query: ListQuery): Promise<ListResult> {
+    const definition = this.deps.streams.require(stream);
+    const where = query.where.map((c) => this.castClause(definition, c));
+    const orderBy = query.orderBy.map((o) => this.checkOrder(o.field, o.direction));
+    const perPage = Math.max(1, Math.trunc(query.perPage));
+    const page = Math.max(1, Math.trunc(query.page));
+    const result = await this.source(definition).paginate({ where, orderBy, skip: (page - 1) * perPage, limit: perPage });
+    const entries = query.with && query.with.length > 0 ? await this.eagerLoad(definition, result.entries, query.with) : result.entries;
+    return { entries, total: result.total };
+  }
+
+  async query(stream: string, steps: QueryStep[], page: number, perPage: number): Promise<ListResult> {
+    const definition = this.deps.streams.require(stream);
+    if (!Array.isArray(steps)) throw new BadRequestError('parameters must be an array of steps.');
+    const criteria = this.readMethods.apply(steps);
+    const where = criteria.wheres.map((c) => this.castRaw(definition, c));
+    const orderBy = criteria.orders.map((o) => this.checkOrder(o.field, o.direction));
+    const size = Math.max(1, Math.trunc(perPage));
+    const start = (Math.max(1, Math.trunc(page)) - 1) * size;
+    // skip/limit define a window of the matches; pages are cut inside that window.
+    const windowEnd = criteria.limitCount === undefined ? Infinity : criteria.limitCount;
+    const skip = criteria.skipCount + start;
+    const limit = Math.max(0, Math.min(size, windowEnd - start));
+    const result = await this.source(definition).paginate({ where, orderBy, skip, limit });
+    const total = Math.max(0, Math.min(result.total - criteria.skipCount, windowEnd));
+    const relations = criteria.relations.map((r) => {
+      if (typeof r !== 'string') throw new BadRequestError('with takes relation names.');
+      return r;
+    });
+    const entries = relations.length > 0 ? await this.eagerLoad(definition, result.entries, relations) : result.entries;
+    return { entries, total };
+  }
+
+  registerReadMethod(name: string, method: CriteriaReadMethod): void {
+    this.readMethods.register(name, method);
+  }
+
+  async create(stream: string, input: EntryAttributes): Promise<EntryAttributes> {
+    const definition = this.deps.streams.require(stream);
+    this.checkInput(input);
+    const keyName = keyNameOf(definition);
+    const source = this.source(definition);
+    const given = input[keyName];
+    const key = given === undefined || given === null || given === '' ? await this.generateKey(definition, source) : castKey(definition, given);
+    return this.tracked(() =>
+      this.locks.run(this.lockId(stream, key), async () => {
+        if (await source.get(key)) {
+          throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
+        }
+        return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined);
+      }),
+    );
+  }
+
+  replace(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
+    return this.update(stream, key, input, 'replace');
+  }
+
+  patch(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
+    return this.update(stream, key, input, 'patch');
+  }
+
+  private async update(stream: string, rawKey: unknown, input: EntryAttributes, mode: 'replace' | 'patch'): Promise<{ entry: EntryAttributes; created: boolean }> {
+    const definition = this.deps.streams.require(stream);
+    this.checkInput(input);
+    const keyName = keyNameOf(definition);
+    const key = castKey(definition, rawKey);
+    const source = this.source(definition);
+    return this.tracked(() =>
+      this.locks.run(this.lockId(stream, key), async () => {
+        const existing = await source.get(key);
+        // The URL segment is the key (decisions: set on the payload as the entry key).
+        const payload = { ...input, [keyName]: key };
+        const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing);
+        return { entry, created: !existing };
+      }),
+    );
+  }
+
+  async delete(stream: string, rawKey: unknown): Promise<boolean> {
+    const definition = this.deps.streams.require(stream);
+    let key: EntryKey;
+    try {
+      key = castKey(definition, rawKey);
+    } catch {
+      return false;
+    }
+    const source = this.source(definition);
+    return this.tracked(() =>
+      this.locks.run(this.lockId(stream, key), async () => {
+        const existing = await source.get(key);
+        if (!existing) return false;
+        const payload: EntryHookPayload = { stream, key, entry: { ...existing }, original: existing };
+        await runVetoHook(this.deps.hooks, 'entry.deleting', payload);
+        const removed = await source.delete(key);
+        await runAfterHook(this.deps.hooks, 'entry.deleted', payload, (e) => this.hookFailed('entry.deleted', e));
+        return removed;
+      }),
+    );
+  }
+
+  async ready(): Promise<boolean> {
+    const results = await Promise.all(this.deps.sources.opened().map((s) => s.healthy().catch(() => false)));
+    return results.every(Boolean);
+  }
+
+  async drain(): Promise<void> {
+    if (this.writes > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+    await this.locks.idle();
+    await Promise.all(this.deps.sources.opened().map((s) => s.drain?.()));
+  }
+
+  /** Validate, run the hooks and store one entry (called under the entry's lock). */
+  private async write(
+    definition: StreamDefinition,
+    source: Source,
+    mode: WriteMode,
+    key: EntryKey,
+    input: EntryAttributes,
+    existing: Entry | undefined,
+  ): Promise<EntryAttributes> {
+    const keyName = keyNameOf(definition);
+    const prepared = await this.deps.fields().prepare(definition, input, { mode, existing, key, lookup: this.lookup });
+    const entry: EntryAttributes = mode === 'patch' && existing ? { ...existing, ...prepared } : { ...prepared };
+    entry[keyName] = key;
+    const payload: EntryHookPayload = { stream: definition.id, key, entry, original: existing };
+    const hooks = this.deps.hooks;
+    await runVetoHook(hooks, 'entry.saving', payload);
+    await runVetoHook(hooks, existing ? 'entry.updating' : 'entry.creating', payload);
+    // A listener may have changed the attributes, never the key.
+    const stored: Entry = { ...payload.entry, [keyName]: key };
+    await source.put(key, stored);
+    if (typeof key === 'number' && Number.isInteger(key)) {
+      const counter = this.counters.get(source);
+      if (counter !== undefined && key > counter) this.counters.set(source, key);
+    }
+    const done: EntryHookPayload = { stream: definition.id, key, entry: stored, original: existing };
+    await runAfterHook(hooks, existing ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
+    await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
+    // Hand back the stored object itself so its serialized JSON is cached by identity.
+    return (await source.get(key)) ?? stored;
+  }
+
+  private async generateKey(definition: StreamDefinition, source: Source): Promise<EntryKey> {
+    const strategy = keyStrategy(definition);
+    if (strategy === 'uuid') return newUuid();
+    if (strategy === 'none') {
+      const keyName = keyNameOf(definition);
+      throw new ValidationError([{ message: `The ${keyName} field is required.`, meta: { field: keyName, rule: 'required' } }]);
+    }
+    // One generator per stream at a time, so two creates never get the same number.
+    return this.keyGeneration.run(definition.id, async () => {
+      let last = this.counters.get(source);
+      if (last === undefined) last = (await this.maxIntegerKey(definition, source)) ?? 0;
+      const next = last + 1;
+      this.counters.set(source, next);
+      return next;
+    });
+  }
+
+  private async maxIntegerKey(definition: StreamDefinition, source: Source): Promise<number | undefined> {
+    if (source.maxIntegerKey) return source.maxIntegerKey();
+    const keyName = keyNameOf(definition);
+    const top = await source.query({ where: [], orderBy: [{ field: keyName, direction: 'desc' }] });
+    for (const entry of top) {
+      const key = entry[keyName];
+      if (typeof key === 'number' && Number.isInteger(key)) return key;
+    }
+    return undefined;
+  }
+
+  private async exists(stream: string, field: string, value: unknown, exceptKey?: unknown): Promise<boolean> {
+    const definition = this.deps.streams.get(stream);
+    if (!definition) return false;
+    const source = this.source(definition);
+    const keyName = keyNameOf(definition);
+    const except = exceptKey === undefined || exceptKey === null ? undefined : keyId(exceptKey);
+    if (field === keyName) {
+      if (typeof value !== 'string' && typeof value !== 'number') return false;
+      let key: EntryKey;
+      try {
+        key = castKey(definition, value);
+      } catch {
+        return false;
+      }
+      return keyId(key) !== except && (await source.get(key)) !== undefined;
+    }
+    const where: WhereClause[] = [{ boolean: 'and', field: assertFieldName(field), operator: '=', value }];
+    if (except !== undefined) where.push({ boolean: 'and', field: keyName, operator: '!=', value: exceptKey });
+    return (await source.count(where)) > 0;
+  }
+
+  /** Attach related entries, one batched lookup per relation (never one per entry). */
+  private async eagerLoad(definition: StreamDefinition, entries: Entry[], names: string[]): Promise<Entry[]> {
+    if (entries.length === 0) return entries;
+    const fields = this.deps.fields();
+    const available = fields.relations(definition);
+    const wanted: RelationInfo[] = [];
+    for (const name of new Set(names)) {
+      const relation = available.find((r) => r.relation === name || r.handle === name);
+      if (!relation) throw new BadRequestError(`Unknown relation "${String(name).slice(0, 40)}" for stream [${definition.id}].`, { rule: 'with' });
+      wanted.push(relation);
+    }
+    const out = entries.map((e) => ({ ...e }));
+    for (const relation of wanted) {
+      const related = this.deps.streams.get(relation.stream);
+      if (!related) continue;
+      const keys = new Set<EntryKey>();
+      for (const entry of entries) {
+        const value = entry[relation.handle];
+        for (const k of Array.isArray(value) ? value : [value]) if (typeof k === 'string' || typeof k === 'number') keys.add(k);
+      }
+      const source = this.source(related);
+      const relatedKeyName = keyNameOf(related);
+      const found =
+        keys.size === 0
+          ? []
+          : relation.keyName === relatedKeyName
+            ? await source.getMany([...keys])
+            : await source.query({ where: [{ boolean: 'and', field: relation.keyName, operator: 'IN', value: [...keys] }], orderBy: [] });
+      const byKey = new Map<string, Record<string, unknown>>();
+      for (const item of found) byKey.set(keyId(item[relation.keyName]), fields.serialize(related, item));
+      for (const entry of out) {
+        const value = entry[relation.handle];
+        entry[relation.relation] = Array.isArray(value)
+          ? value.map((k) => byKey.get(keyId(k))).filter((x) => x !== undefined)
+          : value === undefined || value === null
+            ? null
+            : (byKey.get(keyId(value)) ?? null);
+      }
+    }
+    return out;
+  }
+
+  private castClause(definition: StreamDefinition, clause: WhereClause): WhereClause {
+    return this.castRaw(definition, clause);
+  }
+
+  private castRaw(definition: StreamDefinition, clause: RawWhere | WhereClause): WhereClause {
+    const fields = this.deps.fields();
+    const field = assertFieldName(clause.field);
+    rejectOperatorObjects(clause.value);
+    return normalizeWhere(field, clause.operator, clause.value, clause.boolean === 'or' ? 'or' : 'and', (v) =>
+      v === null ? null : fields.castFilterValue(definition, field, v),
+    );
+  }
+
+  private checkOrder(field: unknown, direction: unknown): OrderClause {
+    const dir = typeof direction === 'string' ? direction.toLowerCase() : direction;
+    if (dir !== 'asc' && dir !== 'desc') throw new BadRequestError(`Sort direction must be asc or desc, got "${String(direction).slice(0, 20)}".`);
+    return { field: assertFieldName(field), direction: dir };
+  }
+
+  private checkInput(input: EntryAttributes): void {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new BadRequestError('The entry must be a JSON object.');
+    for (const name of FORBIDDEN_ATTRIBUTES) {
+      if (Object.hasOwn(input, name)) throw new BadRequestError(`"${name}" is not a valid field name.`, { field: name });
+    }
+  }
+
+  private lockId(stream: string, key: EntryKey): string {
+    return `${stream}\u0000${keyId(key)}`;
+  }
+
+  private async tracked<T>(task: () => Promise<T>): Promise<T> {
+    this.writes++;
+    try {
+      return await task();
+    } finally {
+      if (--this.writes === 0) {
+        const waiters = this.drainWaiters;
+        this.drainWaiters = [];
+        for (const wake of waiters) wake();
+      }
+    }
+  }
+
+  private hookFailed(name: string, error: unknown): void {
+    this.deps.logger.error({ err: error, hook: name }, 'an entry hook listener failed after the write');
+  }
+}
+
+/** `{ "$ne": 1 }` as a filter value would be an operator to some stores: only plain values pass. */
+function rejectOperatorObjects(value: unknown): void {
+  const check = (v: unknown): void => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      throw new BadRequestError('Filter values must be strings, numbers, booleans, null or lists of them.');
+    }
+  };
+  if (Array.isArray(value)) value.forEach(check);
+  else check(value);
+}
