@@ -1,0 +1,215 @@
+import { MongoClient, type Db, type MongoClientOptions, type TopologyDescriptionChangedEvent } from 'mongodb';
+import { AppError, ConfigError, type KernelConfig, type Logger, type MongoConnectionConfig } from '../../kernel/index.js';
+
+/** Connection name pattern: it appears in logs and config paths, keep it boring. */
+const CONNECTION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * Defaults under the user's `options`: acknowledged writes must survive a primary
+ * failover (majority + journal), and reads never return data that could be rolled
+ * back (majority). A short server selection keeps requests from hanging 30 s when the
+ * replica set is gone; the background retry loop handles reconnection.
+ */
+export const DEFAULT_CLIENT_OPTIONS: MongoClientOptions = {
+  appName: 'streams-kernel',
+  retryWrites: true,
+  retryReads: true,
+  writeConcern: { w: 'majority', journal: true },
+  readConcern: { level: 'majority' },
+  serverSelectionTimeoutMS: 5000,
+};
+
+export interface RetryPolicy {
+  /** First delay after a failed connect. */
+  initialDelayMs: number;
+  /** Upper bound of the exponential backoff. */
+  maxDelayMs: number;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { initialDelayMs: 500, maxDelayMs: 30_000 };
+
+/** 503 while the database cannot be reached: the client may retry, nothing was changed. */
+export class DatabaseUnavailableError extends AppError {
+  constructor(connection: string) {
+    super(503, `The database connection "${connection}" is not available; retry later.`);
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/**
+ * One named connection: one pooled MongoClient for the whole process, opened at boot
+ * and retried in the background until it succeeds, so an unreachable server never
+ * stops the kernel from serving other sources.
+ */
+export class MongoConnection {
+  readonly client: MongoClient;
+  readonly db: Db;
+  private connected = false;
+  private dataBearing = false;
+  private closed = false;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private connecting: Promise<void> | undefined;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    readonly name: string,
+    readonly database: string,
+    url: string,
+    options: MongoClientOptions,
+    private readonly logger: Logger,
+    private readonly retry: RetryPolicy,
+  ) {
+    this.client = new MongoClient(url, options);
+    this.db = this.client.db(database);
+    // Readiness follows the driver's own view of the topology (heartbeats), so /readyz
+    // turns false when the replica set is lost and true again when it comes back.
+    this.client.on('topologyDescriptionChanged', (event: TopologyDescriptionChangedEvent) => {
+      this.dataBearing = event.newDescription.hasDataBearingServers;
+    });
+  }
+
+  /** Connected once and the driver currently sees a server holding data. */
+  isReady(): boolean {
+    return this.connected && this.dataBearing && !this.closed;
+  }
+
+  /** Start connecting (idempotent); failures are logged and retried with backoff. */
+  open(): void {
+    if (this.connecting || this.closed) return;
+    this.connecting = this.tryConnect();
+  }
+
+  /**
+   * Resolves once connected; rejects with a 503 after `timeoutMs` (a request should
+   * not wait for the whole backoff).
+   */
+  async whenConnected(timeoutMs: number): Promise<void> {
+    if (this.connected) return;
+    this.open();
+    await new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(done);
+        reject(new DatabaseUnavailableError(this.name));
+      }, timeoutMs);
+      timer.unref();
+      this.waiters.add(done);
+    });
+  }
+
+  private async tryConnect(): Promise<void> {
+    while (!this.closed) {
+      this.attempt += 1;
+      try {
+        await this.client.connect();
+        await this.db.command({ ping: 1 });
+        this.connected = true;
+        this.dataBearing = true;
+        this.logger.info({ connection: this.name, database: this.database, attempt: this.attempt }, 'mongodb connected');
+        for (const wake of [...this.waiters]) wake();
+        return;
+      } catch (error) {
+        if (this.closed) return;
+        const delay = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** Math.min(this.attempt - 1, 20));
+        this.logger.error(
+          { connection: this.name, attempt: this.attempt, retryInMs: delay, err: { message: (error as Error).message, name: (error as Error).name } },
+          `mongodb connection "${this.name}" is unreachable; retrying in ${delay} ms (other sources keep serving)`,
+        );
+        await new Promise<void>((resolve) => {
+          this.timer = setTimeout(resolve, delay);
+        });
+        this.timer = undefined;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.client.close(true);
+    await this.connecting?.catch(() => undefined);
+  }
+}
+
+export interface ConnectionsOptions {
+  retry?: Partial<RetryPolicy>;
+  /** Options forced over every connection's (tests: a short serverSelectionTimeoutMS). */
+  clientOverrides?: MongoClientOptions;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The registry of named connections from `mongodb.connections`. A connection is created
+ * the first time a stream (or the definition store) names it, and lives until shutdown.
+ * `default` exists even when not configured: its URL then comes from MONGODB_URL.
+ */
+export class MongoConnections {
+  private readonly open = new Map<string, MongoConnection>();
+  private readonly retry: RetryPolicy;
+
+  constructor(
+    private readonly config: KernelConfig['mongodb'],
+    private readonly logger: Logger,
+    private readonly options: ConnectionsOptions = {},
+  ) {
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+  }
+
+  /** The settings of a connection, defaults applied; ConfigError when unusable. */
+  settings(name: string): { url: string; database: string; options: MongoClientOptions } {
+    if (!CONNECTION_NAME.test(name)) throw new ConfigError(`"${name}" is not a valid mongodb connection name`, 'config', '/mongodb/connections');
+    const configured: Partial<MongoConnectionConfig> | undefined = Object.hasOwn(this.config.connections, name)
+      ? this.config.connections[name]
+      : undefined;
+    if (!configured && name !== 'default') {
+      throw new ConfigError(`mongodb connection "${name}" is not configured (known: ${Object.keys(this.config.connections).join(', ') || 'none'})`, 'config', '/mongodb/connections');
+    }
+    const env = this.options.env ?? process.env;
+    const urlEnv = configured?.url_env ?? 'MONGODB_URL';
+    const url = configured?.url ?? env[urlEnv];
+    if (!url) {
+      throw new ConfigError(`mongodb connection "${name}" has no url: set mongodb.connections.${name}.url or the ${urlEnv} environment variable`, 'config', `/mongodb/connections/${name}`);
+    }
+    if (!/^mongodb(\+srv)?:\/\//.test(url)) {
+      throw new ConfigError(`mongodb connection "${name}": the url must start with mongodb:// or mongodb+srv://`, 'config', `/mongodb/connections/${name}`);
+    }
+    return {
+      url,
+      database: configured?.database ?? 'streams',
+      options: { ...DEFAULT_CLIENT_OPTIONS, ...(configured?.options as MongoClientOptions | undefined), ...this.options.clientOverrides },
+    };
+  }
+
+  /** The connection (created and connecting in the background on first use). */
+  get(name = 'default'): MongoConnection {
+    let connection = this.open.get(name);
+    if (!connection) {
+      const { url, database, options } = this.settings(name);
+      connection = new MongoConnection(name, database, url, options, this.logger, this.retry);
+      this.open.set(name, connection);
+      connection.open();
+    }
+    return connection;
+  }
+
+  names(): string[] {
+    return [...this.open.keys()];
+  }
+
+  /** Every connection used so far is up (an unused connection does not count). */
+  ready(): boolean {
+    for (const connection of this.open.values()) if (!connection.isReady()) return false;
+    return true;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.open.values()];
+    this.open.clear();
+    await Promise.all(all.map((c) => c.close().catch((error: unknown) => this.logger.error({ err: error, connection: c.name }, 'mongodb close failed'))));
+  }
+}

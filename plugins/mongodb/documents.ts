@@ -1,0 +1,90 @@
+import type { Document } from 'mongodb';
+import { BadRequestError } from '../../kernel/index.js';
+import type { Entry, EntryKey } from '../sources/index.js';
+import type { StreamDefinition } from '../streams/index.js';
+import { assertSafeDocument } from './values.js';
+
+/**
+ * How an entry is stored: its key as `_id` (typed by the key field), the other
+ * attributes as they are, and one hidden field `_ko` that encodes key order (numeric
+ * keys numerically first, then string keys) as a string, so the default order and the
+ * tie-breaker of every sort are the same as on the in-memory sources. `_ko` never
+ * leaves this plugin.
+ */
+export const KEY_ORDER_FIELD = '_ko';
+
+/** Field handles a `database` stream may not declare (they are storage columns). */
+export const RESERVED_FIELDS = new Set(['_id', KEY_ORDER_FIELD]);
+
+const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal']);
+const INTEGER_KEY = /^-?(0|[1-9]\d*)$/;
+/** The reference's numeric key pattern (plugins/sources: compareKeys). */
+const NUMERIC_KEY = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+
+export type KeyKind = 'number' | 'string' | 'auto';
+
+/** How keys of this stream are typed: by the key field's type, or `auto` when undeclared. */
+export function keyKind(definition: StreamDefinition): KeyKind {
+  const field = definition.fields.find((f) => f.handle === definition.config.key_name);
+  if (!field) return 'auto';
+  return NUMERIC_TYPES.has(field.type) ? 'number' : 'string';
+}
+
+/**
+ * The `_id` of a key: `4` and `"4"` name the same entry, so a key is normalized to the
+ * key field's type (undeclared keys: integers as numbers, anything else as strings).
+ */
+export function toId(key: unknown, kind: KeyKind): EntryKey {
+  if (typeof key === 'number') {
+    if (!Number.isFinite(key)) throw new BadRequestError('The entry key must be a finite number or a string.', { rule: 'key' });
+    return kind === 'string' ? String(key) : key;
+  }
+  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
+    throw new BadRequestError('The entry key must be a non-empty string or a number.', { rule: 'key' });
+  }
+  if (kind === 'string') return key;
+  if (kind === 'number' && NUMERIC_KEY.test(key)) return Number(key);
+  if (kind === 'auto' && INTEGER_KEY.test(key) && Number.isSafeInteger(Number(key))) return Number(key);
+  if (kind === 'number') throw new BadRequestError(`The entry key "${key}" must be a number.`, { rule: 'key' });
+  return key;
+}
+
+/**
+ * A string whose byte order is the reference key order: numeric keys ("0" + the IEEE
+ * bits made order-preserving, as hex) before string keys ("1" + the key).
+ */
+export function keyOrder(id: EntryKey): string {
+  const numeric = typeof id === 'number' ? id : NUMERIC_KEY.test(id) ? Number(id) : undefined;
+  if (numeric === undefined || !Number.isFinite(numeric)) return `1${String(id)}`;
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setFloat64(0, numeric === 0 ? 0 : numeric);
+  if (bytes[0]! & 0x80) for (let i = 0; i < 8; i++) bytes[i] = ~bytes[i]! & 0xff;
+  else bytes[0] = bytes[0]! | 0x80;
+  return `0${Buffer.from(bytes).toString('hex')}`;
+}
+
+/** Entry -> stored document (key as `_id`, hidden key order). Rejects unsafe names. */
+export function toDocument(entry: Entry, keyName: string, id: EntryKey): Document {
+  assertSafeDocument(entry);
+  const document: Document = { _id: id };
+  for (const [name, value] of Object.entries(entry)) {
+    if (name === keyName || value === undefined) continue;
+    if (RESERVED_FIELDS.has(name)) {
+      throw new BadRequestError(`The attribute name "${name}" is reserved by the database source.`, { field: name, rule: 'field' });
+    }
+    document[name] = value;
+  }
+  document[KEY_ORDER_FIELD] = keyOrder(id);
+  return document;
+}
+
+/** Stored document -> entry (key field first, hidden fields dropped). */
+export function fromDocument(document: Document, keyName: string): Entry {
+  const entry: Entry = { [keyName]: document._id };
+  for (const [name, value] of Object.entries(document)) {
+    // `__proto__` from a document written by another tool must not become a prototype.
+    if (name === '_id' || name === KEY_ORDER_FIELD || name === '__proto__') continue;
+    entry[name] = value;
+  }
+  return entry;
+}

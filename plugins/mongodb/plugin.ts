@@ -1,0 +1,103 @@
+import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { HTTP_SERVER, type HttpServer } from '../http/index.js';
+import { SOURCES, type SourceRegistry } from '../sources/index.js';
+import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
+import { requireCollectionName } from './collection-name.js';
+import { MongoConnections } from './connections.js';
+import { checkDatabaseSource } from './definition-check.js';
+import { MongoDefinitionStore } from './definition-store.js';
+import { MongoSource } from './source.js';
+import { MONGODB } from './tokens.js';
+
+export interface MongoPluginOptions {
+  /** How long a request (or boot's definition load) waits for a connection not up yet. */
+  connect_wait_ms: number;
+  /** Backoff of the background reconnect loop. */
+  retry_initial_ms: number;
+  retry_max_ms: number;
+}
+
+const optionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    connect_wait_ms: { type: 'integer', minimum: 0, default: 2000 },
+    retry_initial_ms: { type: 'integer', minimum: 10, default: 500 },
+    retry_max_ms: { type: 'integer', minimum: 10, default: 30000 },
+  },
+};
+
+const state = new WeakMap<object, { connections: MongoConnections; stores: MongoDefinitionStore[] }>();
+
+/**
+ * The mongodb plugin: the `database` source type (entries in MongoDB collections), the
+ * `database` definition store (the meta-stream in MongoDB, shared by N nodes), one pooled
+ * client per named connection, and a `/readyz` check that follows connectivity.
+ */
+export const mongodbPlugin = definePlugin<MongoPluginOptions>({
+  name: 'mongodb',
+  requires: ['streams', 'fields', 'sources'],
+  optionsSchema,
+  register({ container, config, logger, options }) {
+    const connections = new MongoConnections((config as KernelConfig).mongodb, logger, {
+      retry: { initialDelayMs: options.retry_initial_ms, maxDelayMs: options.retry_max_ms },
+    });
+    const stores: MongoDefinitionStore[] = [];
+    state.set(container, { connections, stores });
+    container.registerInstance(MONGODB, connections);
+
+    const sources = container.resolve<SourceRegistry>(SOURCES);
+    sources.registerType('database', (context) => new MongoSource(context, connections, { connectWaitMs: options.connect_wait_ms }));
+
+    const registry = container.resolve<StreamRegistry>(STREAM_REGISTRY);
+    registry.addCheck((definition) => checkDatabaseSource(definition, connections));
+    registry.registerStore('database', () => {
+      const setting = (config as KernelConfig).streams.source;
+      const connection = typeof setting.connection === 'string' ? setting.connection : 'default';
+      const collection = requireCollectionName(setting.table ?? 'core_streams', config.file ?? 'config');
+      const store = new MongoDefinitionStore(
+        connections.get(connection),
+        { collection, pollIntervalMs: (config as KernelConfig).streams.poll_interval_ms, connectWaitMs: options.connect_wait_ms },
+        logger.child({ store: 'definitions' }),
+      );
+      stores.push(store);
+      return store;
+    });
+  },
+  boot({ container, config, logger }) {
+    const { connections } = state.get(container)!;
+    // Every configured connection is opened now (in the background: an unreachable
+    // server is logged and retried, it never stops the boot).
+    for (const name of Object.keys((config as KernelConfig).mongodb.connections)) connections.get(name);
+    openDatabaseStreams(container.resolve<StreamRegistry>(STREAM_REGISTRY), container.resolve<SourceRegistry>(SOURCES), logger);
+    if (container.isRegistered(HTTP_SERVER, true)) {
+      container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('mongodb', () => connections.ready());
+    }
+  },
+  async shutdown({ container }) {
+    const current = state.get(container);
+    if (!current) return;
+    state.delete(container);
+    // Finish the writes in flight of every database stream, stop watching definitions,
+    // then close the clients. Requests that still arrive get a 503.
+    const sources = container.resolve<SourceRegistry>(SOURCES);
+    await Promise.all(sources.opened().map((s) => (s instanceof MongoSource ? s.drain() : undefined)));
+    await Promise.all(current.stores.map((s) => s.close()));
+    await current.connections.close();
+  },
+});
+
+/** Open the source of every `database` stream now, so indexes exist before the first request. */
+function openDatabaseStreams(registry: StreamRegistry, sources: SourceRegistry, logger: Logger): void {
+  for (const definition of registry.list()) {
+    if (definition.config.source.type !== 'database') continue;
+    try {
+      sources
+        .for(definition)
+        .open()
+        .catch((error: unknown) => logger.warn({ stream: definition.id, err: { message: (error as Error).message } }, 'database stream not open yet; it opens at its first request'));
+    } catch (error) {
+      logger.error({ stream: definition.id, err: error }, 'database stream cannot be opened');
+    }
+  }
+}
