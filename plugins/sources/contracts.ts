@@ -142,6 +142,13 @@ export interface Source {
    * none. When absent the entries layer scans `query` sorted by key.
    */
   maxIntegerKey?(): Promise<number | undefined>;
+  /**
+   * Optional: atomically reserve the next integer key (for `increment` keys), safe when
+   * several processes write the same store (MongoDB: a counters collection with `$inc`).
+   * When present, the entries layer should use it instead of `maxIntegerKey` plus its
+   * in-process counter, which cannot see the keys another node handed out.
+   */
+  allocateIntegerKey?(): Promise<number>;
   /** Optional: resolves once every write started so far is durable (graceful shutdown). */
   drain?(): Promise<void>;
 }
