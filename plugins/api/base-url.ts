@@ -1,0 +1,37 @@
+import type { KernelConfig } from '../../kernel/index.js';
+import type { HttpRequest } from '../http/index.js';
+
+/** A Host header we are willing to echo into links: a name or [IPv6], optional port. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+function firstValue(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const comma = header.indexOf(',');
+  return (comma === -1 ? header : header.slice(0, comma)).trim();
+}
+
+/**
+ * Build the `{scheme}://{host}` in front of every link. `http.base_url` wins; else the
+ * Host header (validated, so a forged Host cannot inject text into links); X-Forwarded-*
+ * only when `http.trust_proxy` is on.
+ */
+export function createBaseUrl(config: KernelConfig, fallbackHost: () => string): (request: HttpRequest) => string {
+  const fixed = config.http.base_url;
+  if (fixed) {
+    const trimmed = fixed.replace(/\/+$/, '');
+    return () => trimmed;
+  }
+  const trust = config.http.trust_proxy;
+  return (request) => {
+    let scheme = 'http';
+    let host = request.headers.host;
+    if (trust) {
+      const proto = firstValue(request.headers['x-forwarded-proto'])?.toLowerCase();
+      if (proto === 'https' || proto === 'http') scheme = proto;
+      const forwardedHost = firstValue(request.headers['x-forwarded-host']);
+      if (forwardedHost) host = forwardedHost;
+    }
+    if (host === undefined || !HOST.test(host)) host = fallbackHost();
+    return `${scheme}://${host}`;
+  };
+}

@@ -1,0 +1,116 @@
+import { isAppError, type InterfaceConfig, type Logger } from '../../kernel/index.js';
+import { BadRequestError } from '../../kernel/index.js';
+import { Router, type HttpReply, type HttpRequest } from '../http/index.js';
+import type { ApiRequest, ApiRouteInfo, EndpointName, Middleware, ResourceName } from './contracts.js';
+import { errorEnvelope } from './envelope.js';
+import type { EndpointHandler } from './endpoints/context.js';
+import { ENDPOINT_ROUTES, type EndpointRoute } from './routes.js';
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+interface Compiled {
+  route: EndpointRoute;
+  handler: EndpointHandler;
+  /** The whole chain for this endpoint on this interface: group, gate, interface, resource, endpoint. */
+  chain: Middleware[];
+}
+
+export interface InterfaceSetup {
+  config: InterfaceConfig;
+  /** `/api` (no trailing slash), or '' for the root. */
+  prefix: string;
+  /** Group + gate + interface middleware: what runs on every request under the prefix. */
+  base: Middleware[];
+  /** The whole chain of one endpoint: base, then resource, then endpoint middleware. */
+  chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
+}
+
+function decodeSegment(raw: string): string {
+  if (raw.indexOf('%') === -1) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new BadRequestError(`Malformed percent-encoding in the path segment "${raw.slice(0, 50)}".`);
+  }
+}
+
+/** Run `chain[index..]` then `last`. */
+function run(chain: Middleware[], index: number, request: ApiRequest, last: () => Promise<HttpReply>): Promise<HttpReply> {
+  if (index === chain.length) return last();
+  try {
+    return Promise.resolve(chain[index]!(request, () => run(chain, index + 1, request, last)));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * One interface: its prefix route on the transport, its endpoints, and the middleware
+ * chain that runs on every request under the prefix (404, 405 and OPTIONS included).
+ */
+export class InterfaceDispatcher {
+  private readonly router = new Router<Compiled>();
+  private readonly prefixLength: number;
+
+  constructor(
+    private readonly setup: InterfaceSetup,
+    handlers: Record<EndpointName, EndpointHandler>,
+    private readonly errorLinks: (request: ApiRequest) => string,
+    private readonly logger: Logger,
+  ) {
+    this.prefixLength = setup.prefix.length;
+    const resources = new Set(setup.config.resources);
+    for (const route of ENDPOINT_ROUTES) {
+      if (!resources.has(route.resource)) continue;
+      this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain: setup.chainFor(route.resource, route.name) });
+    }
+  }
+
+  readonly dispatch = (http: HttpRequest): Promise<HttpReply> => {
+    const request = http as ApiRequest & { api: ApiRouteInfo };
+    const relative = http.path.slice(this.prefixLength) || '/';
+    let compiled: Compiled | undefined;
+    let allow: string[] = [];
+    let problem: unknown;
+    try {
+      const match = this.router.match(http.method, relative, decodeSegment);
+      if (match) {
+        compiled = match.value;
+        allow = match.allow;
+        if (compiled) http.params = match.params;
+      }
+    } catch (error) {
+      problem = error;
+    }
+    const route = compiled?.route;
+    (request as { api: ApiRouteInfo }).api = {
+      interface: this.setup.config.name,
+      prefix: this.setup.prefix,
+      endpoint: route?.name ?? null,
+      resource: route?.resource ?? null,
+      write: route ? route.write : !READ_METHODS.has(http.method),
+      allow,
+      relativePath: http.path.slice(1),
+    };
+    const chain = compiled?.chain ?? this.setup.base;
+    const last = (): Promise<HttpReply> => {
+      if (problem !== undefined) return Promise.reject(problem);
+      if (compiled) return compiled.handler(request);
+      if (allow.length === 0) return Promise.resolve(this.error(request, 404, 'Not Found'));
+      const allowHeader: Array<[string, string]> = [['Allow', allow.join(', ')]];
+      if (http.method === 'OPTIONS') return Promise.resolve({ status: 204, headers: allowHeader });
+      return Promise.resolve(this.error(request, 405, `The ${http.method} method is not supported on this path.`, allowHeader));
+    };
+    return run(chain, 0, request, last).catch((error: unknown) => this.fromError(request, error));
+  };
+
+  error(request: ApiRequest, status: number, message: string, headers?: Array<[string, string]>): HttpReply {
+    return { status, headers, body: errorEnvelope(this.errorLinks(request), [{ message }]) };
+  }
+
+  private fromError(request: ApiRequest, error: unknown): HttpReply {
+    if (isAppError(error)) return { status: error.status, body: errorEnvelope(this.errorLinks(request), error.errors) };
+    this.logger.error({ err: error, method: request.method, path: request.path }, 'API request failed');
+    return this.error(request, 500, 'Internal Server Error');
+  }
+}

@@ -1,0 +1,147 @@
+import { NotFoundError } from '../../../kernel/index.js';
+import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
+import type { HttpReply } from '../../http/index.js';
+import { fieldOf, type StreamDefinition } from '../../streams/index.js';
+import type { ApiRequest, EndpointName } from '../contracts.js';
+import { conditionalReply, envelope } from '../envelope.js';
+import { assertNoOperatorKeys, paging, parseListQuery, parseSteps } from '../list-params.js';
+import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
+import { pagination } from './pagination.js';
+
+const RESERVED_LINKS = new Set(['self', 'streams', 'stream', 'entries', 'location', 'first_page', 'next_page', 'previous_page']);
+
+interface StreamInfo {
+  /** JSON of the stream id, once. */
+  idJson: string;
+  idSegment: string;
+  /** Relationship fields that may get a link (not protected, not shadowing a standard link). */
+  relations: RelationInfo[];
+}
+
+/** The entry endpoints and the query endpoint. */
+export function entryEndpoints(context: EndpointContext): Record<Extract<EndpointName, `entries.${string}`>, EndpointHandler> {
+  const { config } = context;
+  // Definitions are immutable values (a change builds a new object): cache per object.
+  const infos = new WeakMap<StreamDefinition, StreamInfo>();
+
+  const info = (definition: StreamDefinition): StreamInfo => {
+    let found = infos.get(definition);
+    if (found === undefined) {
+      const relations = context.fields.relations(definition).filter((r) => !RESERVED_LINKS.has(r.handle) && fieldOf(definition, r.handle)?.protected !== true);
+      found = { idJson: json(definition.id), idSegment: segment(definition.id), relations };
+      infos.set(definition, found);
+    }
+    return found;
+  };
+
+  const streamLinks = (urls: Urls, stream: StreamInfo): string => {
+    const streamUrl = `${urls.streams}/${stream.idSegment}`;
+    return `"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(streamUrl)},"entries":${json(`${streamUrl}/entries`)}`;
+  };
+
+  const relationLinks = (urls: Urls, stream: StreamInfo, entry: EntryAttributes): string => {
+    let out = '';
+    for (const relation of stream.relations) {
+      const value = entry[relation.handle];
+      if (value === null || value === undefined) continue;
+      const related = `${urls.streams}/${segment(relation.stream)}/entries`;
+      if (Array.isArray(value)) {
+        if (value.length === 0) continue;
+        const key = encodeURIComponent(relation.keyName);
+        const filter = value.map((v) => `where[${key}][]=${segment(v)}`).join('&');
+        out += `,${json(relation.handle)}:${json(`${related}?${filter}&constraint[${key}]=IN`)}`;
+      } else if (typeof value === 'string' || typeof value === 'number') {
+        out += `,${json(relation.handle)}:${json(`${related}/${segment(value)}`)}`;
+      }
+    }
+    return out;
+  };
+
+  /** One entry in the envelope; 201 replies carry `links.location` and a Location header. */
+  const one = (request: ApiRequest, definition: StreamDefinition, entry: EntryAttributes, status: number, payload?: unknown): HttpReply => {
+    const stream = info(definition);
+    const urls = urlsOf(context, request);
+    const key = context.entries.keyOf(definition, entry);
+    const entryUrl = `${urls.streams}/${stream.idSegment}/entries/${segment(key)}`;
+    let links = streamLinks(urls, stream);
+    if (status === 201) links += `,"location":${json(entryUrl)}`;
+    if (request.api.endpoint === 'entries.show') links += relationLinks(urls, stream, entry);
+    const entryParam = request.params.entry;
+    const parameters = entryParam === undefined ? `{"stream":${stream.idJson}}` : `{"stream":${stream.idJson},"entry":${json(entryParam)}}`;
+    const meta = payload === undefined ? `{"parameters":${parameters},"stream":${stream.idJson}}` : `{"parameters":${parameters},"stream":${stream.idJson},"payload":${json(payload)}}`;
+    const body = envelope(`{${links}}`, meta, context.entries.toJson(definition, entry));
+    if (status === 200 && payload === undefined) return conditionalReply(request, body);
+    return { status, body, headers: status === 201 ? [['Location', entryUrl]] : undefined };
+  };
+
+  const list = (request: ApiRequest, definition: StreamDefinition, found: EntryAttributes[], total: number, page: number, perPage: number): HttpReply => {
+    const stream = info(definition);
+    const urls = urlsOf(context, request);
+    const pages = pagination(request, urls, total, page, perPage);
+    let data = '[';
+    for (let i = 0; i < found.length; i++) data += (i === 0 ? '' : ',') + context.entries.toJson(definition, found[i]!);
+    data += ']';
+    const body = envelope(
+      `{${streamLinks(urls, stream)},${pages.links}}`,
+      `{"parameters":{"stream":${stream.idJson}},"stream":${stream.idJson},${pages.meta}}`,
+      data,
+    );
+    return request.method === 'GET' || request.method === 'HEAD' ? conditionalReply(request, body) : { status: 200, body };
+  };
+
+  /** A write payload: a flat object without `$` keys (operators to some stores). */
+  const payloadOf = async (request: ApiRequest): Promise<EntryAttributes> => {
+    const body = (await request.parsedBody()) ?? {};
+    assertNoOperatorKeys(body, 'the request body');
+    return body;
+  };
+
+  const write = async (request: ApiRequest, mode: 'replace' | 'patch'): Promise<HttpReply> => {
+    const definition = context.registry.require(request.params.stream!);
+    const payload = await payloadOf(request);
+    const key = request.params.entry!;
+    // The URL segment is the entry key, whatever the body says (spec: "set on the payload").
+    const input: EntryAttributes = { ...payload, [definition.config.key_name]: key };
+    const result = mode === 'replace' ? await context.entries.replace(definition.id, key, input) : await context.entries.patch(definition.id, key, input);
+    return one(request, definition, result.entry, result.created ? 201 : 200, payload);
+  };
+
+  return {
+    async 'entries.index'(request) {
+      const definition = context.registry.require(request.params.stream!);
+      const query = parseListQuery(request.query, config.api);
+      const result = await context.entries.list(definition.id, query);
+      return list(request, definition, result.entries, result.total, query.page, query.perPage);
+    },
+    async 'entries.show'(request) {
+      const definition = context.registry.require(request.params.stream!);
+      const key = request.params.entry!;
+      const entry = await context.entries.find(definition.id, key);
+      if (entry === undefined) throw new NotFoundError(`Entry [${key}] not found.`);
+      return one(request, definition, entry, 200);
+    },
+    async 'entries.store'(request) {
+      const definition = context.registry.require(request.params.stream!);
+      const payload = await payloadOf(request);
+      const entry = await context.entries.create(definition.id, { ...payload });
+      return one(request, definition, entry, 201, payload);
+    },
+    'entries.update': (request) => write(request, 'replace'),
+    'entries.patch': (request) => write(request, 'patch'),
+    async 'entries.delete'(request) {
+      const definition = context.registry.require(request.params.stream!);
+      const key = request.params.entry!;
+      if (!(await context.entries.delete(definition.id, key))) throw new NotFoundError(`Entry [${key}] not found.`);
+      return { status: 204 };
+    },
+    async 'entries.query'(request) {
+      const definition = context.registry.require(request.params.stream!);
+      const body = (await request.parsedBody()) ?? {};
+      const steps = parseSteps(body.parameters);
+      const params = new URLSearchParams(request.query);
+      const { page, perPage } = paging({ per_page: params.get('per_page') ?? undefined, page: params.get('page') ?? undefined }, config.api, body);
+      const result = await context.entries.query(definition.id, steps, page, perPage);
+      return list(request, definition, result.entries, result.total, page, perPage);
+    },
+  };
+}

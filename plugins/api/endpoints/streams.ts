@@ -1,0 +1,90 @@
+import { NotFoundError, ValidationError } from '../../../kernel/index.js';
+import { definitionToJson, ID_PATTERN, type StreamDefinition } from '../../streams/index.js';
+import { conditionalReply, envelope } from '../envelope.js';
+import { paging, parseSteps } from '../list-params.js';
+import type { ApiRequest, EndpointName } from '../contracts.js';
+import { filterDefinitions } from '../stream-filter.js';
+import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
+import { pagination } from './pagination.js';
+import type { HttpReply } from '../../http/index.js';
+
+const ID = new RegExp(ID_PATTERN);
+
+function streamLinks(urls: Urls, id: string, extra = ''): string {
+  const stream = `${urls.streams}/${segment(id)}`;
+  return `{"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(stream)},"entries":${json(`${stream}/entries`)}${extra}}`;
+}
+
+function assertWritableId(id: string): void {
+  if (!ID.test(id)) {
+    throw new ValidationError([{ message: `The stream id "${id.slice(0, 60)}" is invalid: it must match ${ID_PATTERN}.`, meta: { field: 'id', rule: 'pattern' } }]);
+  }
+}
+
+/** The stream-definition endpoints (meta.stream is the meta-stream, `core.streams` by default). */
+export function streamEndpoints(context: EndpointContext): Record<Extract<EndpointName, `streams.${string}`>, EndpointHandler> {
+  const { config } = context;
+  const meta = json(context.registry.metaId);
+
+  const one = (request: ApiRequest, definition: StreamDefinition, status: number, payload?: unknown): HttpReply => {
+    const urls = urlsOf(context, request);
+    const id = definition.id;
+    const location = status === 201 ? `,"location":${json(`${urls.streams}/${segment(id)}`)}` : '';
+    const payloadPart = payload === undefined ? '' : `,"payload":${json(payload)}`;
+    const body = envelope(
+      streamLinks(urls, id, location),
+      `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}}`,
+      json(definitionToJson(definition)),
+    );
+    if (status === 200 && payload === undefined) return conditionalReply(request, body);
+    return { status, body, headers: status === 201 ? [['Location', `${urls.streams}/${segment(id)}`]] : undefined };
+  };
+
+  return {
+    async 'streams.index'(request) {
+      const body = request.hasBody ? await request.parsedBody() : undefined;
+      const params = new URLSearchParams(request.query);
+      const { page, perPage } = paging({ per_page: params.get('per_page') ?? undefined, page: params.get('page') ?? undefined }, config.api, body);
+      const steps = parseSteps(body?.parameters);
+      const all = filterDefinitions(context.registry.list().map(definitionToJson), steps);
+      const start = (page - 1) * perPage;
+      const slice = all.slice(start, start + perPage);
+      const urls = urlsOf(context, request);
+      const pages = pagination(request, urls, all.length, page, perPage);
+      const text = envelope(
+        `{"self":${json(urls.self)},"streams":${json(urls.streams)},${pages.links}}`,
+        `{"stream":${meta},${pages.meta}}`,
+        json(slice),
+      );
+      return conditionalReply(request, text);
+    },
+    async 'streams.store'(request) {
+      const payload = (await request.parsedBody()) ?? {};
+      if (typeof payload.id === 'string') assertWritableId(payload.id);
+      const definition = await context.registry.create({ ...payload });
+      return one(request, definition, 201, payload);
+    },
+    async 'streams.show'(request) {
+      return one(request, context.registry.require(request.params.stream!), 200);
+    },
+    async 'streams.update'(request) {
+      const id = request.params.stream!;
+      assertWritableId(id);
+      const payload = (await request.parsedBody()) ?? {};
+      const { definition, created } = await context.registry.replace(id, { ...payload });
+      return one(request, definition, created ? 201 : 200, payload);
+    },
+    async 'streams.patch'(request) {
+      const id = request.params.stream!;
+      assertWritableId(id);
+      const payload = (await request.parsedBody()) ?? {};
+      const { definition, created } = await context.registry.merge(id, { ...payload });
+      return one(request, definition, created ? 201 : 200, payload);
+    },
+    async 'streams.delete'(request) {
+      const id = request.params.stream!;
+      if (!ID.test(id) || !(await context.registry.remove(id))) throw new NotFoundError(`Stream [${id}] not found.`);
+      return { status: 204 };
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { hash } from 'node:crypto';
+import type { ErrorElement } from '../../kernel/index.js';
+import type { HttpReply, HttpRequest } from '../http/index.js';
+
+/**
+ * The response envelope, assembled as a string from parts that are already JSON
+ * (the entries layer caches each entry's JSON), so a GET never re-serializes an entry.
+ */
+export function envelope(links: string, meta: string, data: string, errors = '[]'): string {
+  return `{"errors":${errors},"links":${links},"meta":${meta},"data":${data}}`;
+}
+
+export function errorEnvelope(links: string, errors: ErrorElement[]): string {
+  return envelope(links, '{}', 'null', JSON.stringify(errors));
+}
+
+/** A strong validator of the exact body bytes (sha1 is plenty for change detection and fast). */
+export function etagOf(body: string): string {
+  return `"${hash('sha1', body, 'base64url')}"`;
+}
+
+/** RFC 9110 If-None-Match (weak comparison): `*` or any listed tag equal to ours. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const ours = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const part of header.split(',')) {
+    let tag = part.trim();
+    if (tag.startsWith('W/')) tag = tag.slice(2);
+    if (tag === ours) return true;
+  }
+  return false;
+}
+
+/** A 200 with an ETag, or a bodiless 304 when the client already has this representation. */
+export function conditionalReply(request: HttpRequest, body: string, headers?: Array<[string, string]>): HttpReply {
+  const etag = etagOf(body);
+  if ((request.method === 'GET' || request.method === 'HEAD') && matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+    return { status: 304, headers: [['ETag', etag]] };
+  }
+  const list: Array<[string, string]> = headers ? [...headers, ['ETag', etag]] : [['ETag', etag]];
+  return { status: 200, headers: list, body };
+}

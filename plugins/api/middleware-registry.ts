@@ -1,0 +1,48 @@
+import type { DependencyContainer } from 'tsyringe';
+import { ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import type { Middleware, MiddlewareFactory, MiddlewareHandler, MiddlewareRegistry } from './contracts.js';
+
+const NAME = /^[A-Za-z0-9_.-]+$/;
+
+function toFunction(made: Middleware | MiddlewareHandler): Middleware {
+  if (typeof made === 'function') return made;
+  return (request, next) => made.handle(request, next);
+}
+
+/** Middleware by name; the config names them (`auth.bearer`, `throttle:60,1`), addons add more. */
+export class DefaultMiddlewareRegistry implements MiddlewareRegistry {
+  private readonly factories = new Map<string, MiddlewareFactory>();
+
+  constructor(
+    private readonly config: KernelConfig,
+    private readonly container: DependencyContainer,
+    private readonly logger: Logger,
+  ) {}
+
+  register(name: string, factory: MiddlewareFactory, options: { replace?: boolean } = {}): void {
+    if (!NAME.test(name)) throw new Error(`middleware name "${name}" must match ${NAME.source}`);
+    if (this.factories.has(name) && !options.replace) {
+      throw new Error(`middleware "${name}" is already registered (pass { replace: true } to override it)`);
+    }
+    this.factories.set(name, factory);
+  }
+
+  has(name: string): boolean {
+    return this.factories.has(name);
+  }
+
+  names(): string[] {
+    return [...this.factories.keys()].sort();
+  }
+
+  create(spec: string): Middleware {
+    const colon = spec.indexOf(':');
+    const name = colon === -1 ? spec : spec.slice(0, colon);
+    const args = colon === -1 ? [] : spec.slice(colon + 1).split(',').map((a) => a.trim());
+    const factory = this.factories.get(name);
+    if (!factory) {
+      throw new ConfigError(`unknown middleware "${name}" (registered: ${this.names().join(', ')})`, this.config.file ?? 'config', '/api');
+    }
+    return toFunction(factory({ args, spec, config: this.config, container: this.container, logger: this.logger }));
+  }
+}
