@@ -4,6 +4,7 @@ import type { EntryAttributes, EntryLookup, FieldsService, RelationInfo } from '
 import {
   assertFieldName,
   keyId,
+  normalizeOperator,
   normalizeWhere,
   type Entry,
   type EntryKey,
@@ -321,8 +322,10 @@ export class EntriesServiceImpl implements EntriesService {
     const fields = this.deps.fields();
     const field = assertFieldName(clause.field);
     rejectOperatorObjects(clause.value);
-    return normalizeWhere(field, clause.operator, clause.value, clause.boolean === 'or' ? 'or' : 'and', (v) =>
-      v === null ? null : fields.castFilterValue(definition, field, v),
+    const operator = normalizeOperator(clause.operator);
+    // The operator goes along: a LIKE pattern stays a string whatever the field type.
+    return normalizeWhere(field, operator, clause.value, clause.boolean === 'or' ? 'or' : 'and', (v) =>
+      v === null ? null : fields.castFilterValue(definition, field, v, operator),
     );
   }
 

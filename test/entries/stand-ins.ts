@@ -66,8 +66,12 @@ export function stubFields(): FieldsService & { prepared: PrepareOptions[] } {
       for (const [k, v] of Object.entries(entry)) if (!stream.fields.find((f) => f.handle === k)?.protected) out[k] = v;
       return out;
     },
-    castFilterValue(stream, field, value) {
+    keyStrategy: () => 'increment',
+    links: () => ({}),
+    check: () => [],
+    castFilterValue(stream, field, value, operator) {
       const type = typeOf(stream, field);
+      if (operator === 'LIKE' || operator === 'NOT LIKE') return String(value);
       if (type === 'integer' && typeof value === 'string') {
         if (!/^-?\d+$/.test(value)) throw new BadRequestError(`where[${field}] must be an integer.`);
         return Number(value);
