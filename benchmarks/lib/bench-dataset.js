@@ -1,0 +1,122 @@
+// One dataset's scenarios: boot the product, capture its answers, start the ceiling
+// (same bytes) and json-server (same data), then for each scenario warm every server up
+// and run product, ceiling and peer in turn, several times, alternating the order.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { answerSize, captureProduct, seedThroughApi } from './capture.js';
+import { memoryOf, startCeiling, startJsonServer, startProduct } from './processes.js';
+import { expand, scenarios as scenarioList } from './scenarios.js';
+import { ratio, summarize } from './stats.js';
+import { runWrk } from './wrk.js';
+
+const fmt = (n, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+/** Reset a process's peak RSS (VmHWM) so the next reading is this scenario's peak. */
+async function resetPeak(pid) {
+  try {
+    await writeFile(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Milliseconds a boot may take: generous, it grows with the entry count. */
+export const bootTimeout = (count) => 60_000 + count * 2;
+
+export async function benchDataset({ options, dataset, track, log }) {
+  const { label, count, app, source } = dataset;
+  const out = { id: label, source, count, generatedMs: dataset.generatedMs ?? null, scenarios: [], notes: [] };
+  const product = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count) }));
+  out.bootMs = product.bootMs;
+  out.rssAfterBootKb = memoryOf(product.pid)?.rssKb ?? null;
+  log(`[${label}] product booted in ${fmt(product.bootMs)} ms at ${product.url}, RSS ${fmt((out.rssAfterBootKb ?? NaN) / 1024, 1)} MB`);
+  let ceiling = null;
+  let peer = null;
+  try {
+    if (source === 'mongodb') {
+      const seeded = performance.now();
+      await seedThroughApi(product.url, count);
+      out.seededMs = performance.now() - seeded;
+      log(`[${label}] seeded ${count} entries through POST in ${fmt(out.seededMs / 1000, 1)} s`);
+    }
+    const list = scenarioList(count).filter((s) => options.scenarios.includes(s.id));
+    const { file, info } = await captureProduct(product.url, list, count);
+    for (const [id, i] of Object.entries(info)) {
+      if (!i.fromProduct) {
+        const note = `${id}: the product answered ${i.productStatus || 'nothing'} while capturing, so the ceiling serves a synthetic envelope of ${i.bytes} bytes (not the product's bytes)`;
+        out.notes.push(note);
+        log(`[${label}] WARNING ${note}`);
+      }
+    }
+    const captures = path.join(app.dir, 'ceiling-captures.json');
+    await writeFile(captures, JSON.stringify(file));
+    // The ceiling writes on the same filesystem as the product's entries.
+    ceiling = track(await startCeiling({ captures, writeDir: path.join(app.dir, 'ceiling-writes'), pin: options.pin }));
+    if (options.peer && app.db && list.some((s) => s.peer)) {
+      peer = track(await startJsonServer({ db: app.db, pin: options.pin }));
+      log(`[${label}] json-server 0.17.4 at ${peer.url}`);
+    }
+    for (const scenario of list) {
+      const targets = [
+        { name: 'product', server: product, request: scenario.product },
+        { name: 'ceiling', server: ceiling, request: scenario.product },
+      ];
+      if (peer && scenario.peer) targets.push({ name: 'peer', server: peer, request: scenario.peer });
+      out.scenarios.push(await runScenario({ options, label, scenario, targets, info: info[scenario.id], log }));
+    }
+  } finally {
+    for (const server of [peer, ceiling, product]) if (server) await server.stop();
+  }
+  return out;
+}
+
+async function runScenario({ options, label, scenario, targets, info, log }) {
+  const wrk = (target, seconds) =>
+    runWrk({ url: target.server.url, request: target.request, seconds, connections: options.connections, pin: options.pin });
+  const peakReset = {};
+  for (const t of targets) peakReset[t.name] = await resetPeak(t.server.pid);
+  for (const t of targets) await wrk(t, options.warmup);
+  const runs = Object.fromEntries(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < options.runs; round++) {
+    // Alternate the order each round so a drift of the machine does not favour one server.
+    for (const t of round % 2 ? [...targets].reverse() : targets) {
+      const result = await wrk(t, options.duration);
+      runs[t.name].push(result);
+      log(
+        `[${label}] ${scenario.id.padEnd(8)} ${t.name.padEnd(7)} run ${round + 1}/${options.runs}: ${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50Ms, 2)} ms  p99 ${fmt(result.p99Ms, 2)} ms${result.errors ? `  ERRORS ${result.errors}` : ''}`,
+      );
+    }
+  }
+  const results = {};
+  for (const t of targets) {
+    const memory = memoryOf(t.server.pid);
+    results[t.name] = {
+      ...summarize(runs[t.name]),
+      peakRssKb: memory?.hwmKb ?? null,
+      peakIsScenario: peakReset[t.name],
+      bytes: t.name === 'peer' ? ((await answerSize(t.server.url, expand(t.request)[0]))?.bytes ?? null) : info.bytes,
+      runs: runs[t.name],
+    };
+  }
+  const product = results.product.rps;
+  // A ratio means something only when the product answered every request correctly and,
+  // for a replay ceiling, the ceiling served the product's own bytes.
+  const problems = [];
+  if (results.product.errors > 0) problems.push(`the product answered ${results.product.errors} of ${results.product.requests} requests with an error`);
+  if (scenario.ceiling === 'replay' && !info.fromProduct) problems.push('the ceiling served synthetic bytes');
+  if (scenario.ceiling === 'durable' && !info.fromProduct) problems.push(`the product did not accept the write (status ${info.productStatus || 'none'})`);
+  if (results.peer && results.peer.errors > 0) problems.push(`json-server answered ${results.peer.errors} requests with an error`);
+  return {
+    valid: problems.length === 0,
+    problems,
+    id: scenario.id,
+    label: scenario.label,
+    ceilingKind: scenario.ceiling,
+    sameBytes: scenario.ceiling === 'replay' ? info.fromProduct : null,
+    productRequest: `${scenario.product.method} ${scenario.product.path}`,
+    peerRequest: scenario.peer ? `${scenario.peer.method} ${scenario.peer.path}` : null,
+    targets: results,
+    ratios: { ceiling: ratio(product, results.ceiling?.rps), peer: ratio(product, results.peer?.rps) },
+  };
+}

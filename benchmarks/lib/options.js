@@ -1,0 +1,97 @@
+// Command-line options of `npm run bench`. Kept dependency-free (node:util parseArgs) so the
+// harness runs with plain `node` right after `npm install`.
+import { parseArgs } from 'node:util';
+
+export const USAGE = `Usage: npm run bench [-- options]
+
+  --quick            about 3 minutes on 2 cores: 10k entries, 1 s warm-up, 3 runs x 2 s,
+                     scaling 1k/10k/100k (100k: boot time and memory only)
+  --full             (default) 10k and 100k entries, 3 s warm-up, 5 runs x 10 s,
+                     scaling 1k/10k/100k/1M with filter latency everywhere (30+ minutes)
+  --smoke            a harness self-check in under a minute: 1k entries, 1 run x 1 s;
+                     results go to a temporary folder, never to benchmarks/results
+  --only a,b         run only these scenarios: get-one,list,filtered,query,patch,create
+  --sizes 10000,...  entry counts of the scenario datasets (overrides the mode)
+  --scaling 1000,... entry counts of the scaling table (overrides the mode; "none" skips it)
+  --runs N --duration S --warmup S   override the mode's run count and lengths
+  --connections N    concurrent connections of every scenario (default 50)
+  --work-dir DIR     where datasets are generated (default: a new folder under the OS temp dir)
+  --keep             keep the generated datasets (default: removed at the end)
+  --no-pin           do not pin with taskset (server on CPU 0, wrk on CPU 1)
+  --product-root DIR benchmark the product of another checkout (its kernel/boot.js and dist/);
+                     default: this repository
+  --help             this text
+
+MongoDB scenarios run too when MONGODB_URL is set (database streams_bench_<pid>, dropped at the end).`;
+
+export const SCENARIO_IDS = ['get-one', 'list', 'filtered', 'query', 'patch', 'create'];
+
+const MODES = {
+  quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1 },
+  full: { warmup: 3, runs: 5, duration: 10, sizes: [10_000, 100_000], scaling: [1_000, 10_000, 100_000, 1_000_000], scalingFilterMax: Infinity, boots: 3 },
+  smoke: { warmup: 0.5, runs: 1, duration: 1, sizes: [1_000], scaling: [1_000], scalingFilterMax: Infinity, boots: 1 },
+};
+
+function numberList(text, name) {
+  if (text === 'none') return [];
+  const list = text.split(',').map((part) => Number(part.trim()));
+  if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name} takes positive integers separated by commas, got "${text}"`);
+  return list;
+}
+
+function positive(text, name) {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} takes a positive number, got "${text}"`);
+  return n;
+}
+
+/** Parse argv into one plain options object; throws with a readable message on bad input. */
+export function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      quick: { type: 'boolean' },
+      full: { type: 'boolean' },
+      smoke: { type: 'boolean' },
+      only: { type: 'string' },
+      sizes: { type: 'string' },
+      scaling: { type: 'string' },
+      runs: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'work-dir': { type: 'string' },
+      keep: { type: 'boolean' },
+      'no-pin': { type: 'boolean' },
+      'product-root': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return { help: true };
+  const chosen = ['quick', 'full', 'smoke'].filter((m) => values[m]);
+  if (chosen.length > 1) throw new Error(`choose one of --quick, --full, --smoke (got ${chosen.join(' and ')})`);
+  const mode = chosen[0] ?? 'full';
+  const base = MODES[mode];
+  const only = values.only ? values.only.split(',').map((s) => s.trim()) : SCENARIO_IDS;
+  const unknown = only.filter((id) => !SCENARIO_IDS.includes(id));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIO_IDS.join(', ')}`);
+  return {
+    help: false,
+    mode,
+    scenarios: SCENARIO_IDS.filter((id) => only.includes(id)),
+    sizes: values.sizes ? numberList(values.sizes, 'sizes') : base.sizes,
+    scaling: values.scaling ? numberList(values.scaling, 'scaling') : base.scaling,
+    scalingFilterMax: base.scalingFilterMax,
+    boots: base.boots,
+    runs: values.runs ? Math.round(positive(values.runs, 'runs')) : base.runs,
+    duration: values.duration ? positive(values.duration, 'duration') : base.duration,
+    warmup: values.warmup ? positive(values.warmup, 'warmup') : base.warmup,
+    connections: values.connections ? Math.round(positive(values.connections, 'connections')) : 50,
+    workDir: values['work-dir'] ?? null,
+    keep: Boolean(values.keep),
+    pin: !values['no-pin'],
+    productRoot: values['product-root'] ?? null,
+    mongodbUrl: process.env.MONGODB_URL || null,
+  };
+}

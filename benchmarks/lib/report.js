@@ -1,0 +1,145 @@
+// Results: one JSON (everything, including every run) and one Markdown page per run,
+// the scaling chart as SVG, and the latest summary table kept in benchmarks/README.md.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { scalingSvg } from './chart.js';
+
+const num = (n, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const mb = (kb) => (Number.isFinite(kb) ? num(kb / 1024, 1) : '–');
+const times = (r) => (r === null || r === undefined ? '–' : `${num(r, r < 10 ? 2 : 1)}×`);
+
+function find(results, source, count, scenario) {
+  const dataset = results.datasets.find((d) => d.source === source && (count === undefined || d.count === count));
+  return dataset?.scenarios.find((s) => s.id === scenario) ?? null;
+}
+
+/** The issue's goals, measured (never asserted): value, target, met, and where it came from. */
+export function goals(results) {
+  const out = [];
+  const first = results.datasets.find((d) => d.source === 'filebase')?.count;
+  const getOne = find(results, 'filebase', first, 'get-one');
+  const filtered = find(results, 'filebase', first, 'filtered');
+  const create = find(results, 'filebase', first, 'create');
+  // A figure from a run where the product answered errors is shown but never called met.
+  const add = (goal, value, target, higher, where, unit = '×', valid = true) =>
+    out.push({
+      goal,
+      target,
+      value,
+      unit,
+      met: value === null || value === undefined || !valid ? null : higher ? value >= target : value < target,
+      where: valid ? where : `${where}; INVALID: product errors or synthetic bytes`,
+    });
+  const at = `filebase ${first ?? '?'} entries`;
+  add('GET one vs bare uWS (same bytes)', getOne?.ratios.ceiling ?? null, 0.85, true, at, '×', getOne?.valid);
+  add('GET one vs json-server', getOne?.ratios.peer ?? null, 15, true, at, '×', getOne?.valid);
+  add('filtered list vs json-server', filtered?.ratios.peer ?? null, 30, true, at, '×', filtered?.valid);
+  add('durable create vs bare fsync ceiling', create?.ratios.ceiling ?? null, 0.5, true, `${at}, ${results.meta.connections} clients`, '×', create?.valid);
+  const loaded = find(results, 'filebase', 100_000, 'filtered');
+  const scaled = results.scaling.find((r) => r.count === 100_000 && r.filter);
+  if (loaded) add('p99 filtered + sorted page, 100k entries', loaded.targets.product.p99Ms, 10, false, `${results.meta.connections} clients`, 'ms', loaded.valid);
+  if (scaled) add('p99 filtered + sorted page, 100k entries', scaled.filter.p99Ms, 10, false, '1 client (scaling)', 'ms', scaled.filter.ok && !scaled.filter.errors);
+  if (!loaded && !scaled) add('p99 filtered + sorted page, 100k entries', null, 10, false, 'not measured in this mode (run --full)', 'ms');
+  return out;
+}
+
+function summaryTable(results) {
+  const lines = [
+    '| dataset | scenario | product req/s | p50 ms | p99 ms | errors | peak RSS MB | ceiling req/s | product / ceiling | json-server req/s | product / json-server | bytes (product / peer) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const d of results.datasets) {
+    for (const s of d.scenarios) {
+      const p = s.targets.product;
+      const c = s.targets.ceiling;
+      const j = s.targets.peer;
+      lines.push(
+        `| ${d.id} | ${s.label}${s.valid ? '' : ' ⚠ invalid, see notes'} | ${num(p.rps)} | ${num(p.p50Ms, 2)} | ${num(p.p99Ms, 2)} | ${num(p.errors)} | ${mb(p.peakRssKb)} | ${num(c?.rps)}${s.ceilingKind === 'durable' ? ' (fsync)' : ''} | ${times(s.ratios.ceiling)} | ${num(j?.rps)} | ${times(s.ratios.peer)} | ${num(p.bytes)} / ${j ? num(j.bytes) : '–'} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+function goalsTable(results) {
+  const lines = ['| goal | target | measured | met | where |', '|---|---:|---:|:---:|---|'];
+  for (const g of goals(results)) {
+    const target = g.unit === 'ms' ? `< ${g.target} ms` : `≥ ${g.target}×`;
+    const value = g.value === null ? '–' : g.unit === 'ms' ? `${num(g.value, 2)} ms` : times(g.value);
+    lines.push(`| ${g.goal} | ${target} | ${value} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**no**'} | ${g.where} |`);
+  }
+  return lines.join('\n');
+}
+
+function scalingTable(results) {
+  const lines = ['| entries | generate s | boot ms | RSS after boot MB | peak RSS MB | filtered page p50 ms (1 client) | p99 ms |', '|---:|---:|---:|---:|---:|---:|---:|'];
+  for (const r of results.scaling) {
+    lines.push(`| ${num(r.count)} | ${r.generatedMs === null ? 'reused' : num(r.generatedMs / 1000, 1)} | ${num(r.bootMs)} | ${mb(r.rssKb)} | ${mb(r.hwmKb)} | ${r.filter ? num(r.filter.p50Ms, 2) : 'skipped'} | ${r.filter ? num(r.filter.p99Ms, 2) : 'skipped'} |`);
+  }
+  return lines.join('\n');
+}
+
+function metaLines(results) {
+  const m = results.meta;
+  return [
+    `- ${m.date} · mode \`${m.mode}\` · commit \`${m.commit}\` · ${m.durationS ? `${Math.round(m.durationS)} s` : ''}`,
+    `- machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}; Node ${m.node}; wrk ${m.wrk}; filesystem of the data: ${m.filesystem}`,
+    `- method: ${m.warmup} s warm-up per server and scenario, then ${m.runs} interleaved runs × ${m.duration} s (order alternating), medians; ${m.connections} connections, 1 wrk thread; ${m.pinned ? 'servers pinned to CPU 0 and wrk to CPU 1 with taskset' : 'not pinned (no taskset or --no-pin)'}`,
+  ].join('\n');
+}
+
+export function markdown(results, svgName) {
+  const notes = results.datasets.flatMap((d) => [
+    ...d.notes.map((n) => `- ${d.id}: ${n}`),
+    ...d.scenarios.filter((s) => !s.valid).map((s) => `- ${d.id} ${s.id}: ratio not meaningful: ${s.problems.join('; ')}`),
+  ]);
+  const boots = results.datasets.map((d) => `- ${d.id}: boot ${num(d.bootMs)} ms, RSS after boot ${mb(d.rssAfterBootKb)} MB${d.seededMs ? `, seeded through POST in ${num(d.seededMs / 1000, 1)} s` : ''}`);
+  return `# Benchmark results: ${results.meta.date} (${results.meta.mode})
+
+${metaLines(results)}
+
+## Scenarios (medians)
+
+${summaryTable(results)}
+
+Ratios are of requests per second. The ceiling of a read is a bare uWebSockets.js server answering the product's captured bytes from memory; the ceiling of a write (fsync) is a bare uWebSockets.js server doing temp file + fsync + rename + fsync of the folder per request. json-server serves the same entries from a db.json.
+
+${boots.join('\n')}
+${notes.length ? `\n### Notes\n\n${notes.join('\n')}\n` : ''}
+## Goals (measured, not asserted)
+
+${goalsTable(results)}
+
+## Scaling
+
+${scalingTable(results)}
+
+${results.scaling.length ? `![scaling](${svgName})` : ''}
+`;
+}
+
+/** Write <date>-<mode>.json/.md/-scaling.svg into `dir`; update README's table unless told not to. */
+export async function writeResults(results, { dir, readme }) {
+  await mkdir(dir, { recursive: true });
+  const base = `${results.meta.date}-${results.meta.mode}`;
+  const svgName = `${base}-scaling.svg`;
+  const files = { json: path.join(dir, `${base}.json`), md: path.join(dir, `${base}.md`), svg: path.join(dir, svgName) };
+  await writeFile(files.json, `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(files.md, markdown(results, svgName));
+  if (results.scaling.length) await writeFile(files.svg, scalingSvg(results.scaling, `streams-kernel ${results.meta.date} ${results.meta.mode}, ${results.meta.commit}`));
+  if (readme && existsSync(readme)) {
+    const text = await readFile(readme, 'utf8');
+    const start = '<!-- latest-results:start -->';
+    const end = '<!-- latest-results:end -->';
+    const a = text.indexOf(start);
+    const b = text.indexOf(end);
+    if (a !== -1 && b > a) {
+      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${goalsTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
+      await writeFile(readme, text.slice(0, a) + block + text.slice(b + end.length));
+    }
+  }
+  return files;
+}
+
+export { summaryTable, goalsTable };
