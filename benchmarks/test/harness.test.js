@@ -1,0 +1,139 @@
+// Self-tests of the harness (node:test, no extra dependency): `node --test benchmarks/test/`.
+// They check the pieces whose mistakes would silently skew a benchmark: parsing wrk, the
+// options, medians and ratios, the goal verdicts, and that the ceiling serves the exact
+// bytes it was given and really writes durable files.
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { entry } from '../lib/dataset.js';
+import { parseOptions } from '../lib/options.js';
+import { startCeiling } from '../lib/processes.js';
+import { goals } from '../lib/report.js';
+import { expand, scenarios } from '../lib/scenarios.js';
+import { median, ratio } from '../lib/stats.js';
+import { parseWrkOutput } from '../lib/wrk.js';
+import { scalingSvg } from '../lib/chart.js';
+
+const WRK_TEXT = `Running 2s test @ http://127.0.0.1:1234
+  1 threads and 50 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.20ms  300.00us   5.00ms   80.00%
+  Latency Distribution
+     50%  850.00us
+     75%    1.30ms
+     90%    1.50ms
+     99%    2.50ms
+  80000 requests in 2.00s, 10.00MB read
+  Socket errors: connect 0, read 2, write 0, timeout 1
+  Non-2xx or 3xx responses: 5
+Requests/sec:  40000.00
+`;
+
+describe('wrk output', () => {
+  it('reads the exact Lua summary when present', () => {
+    const r = parseWrkOutput(`noise\nWRKJSON {"requests":1000,"duration_us":2000000,"bytes":250000,"connect":0,"read":1,"write":0,"status":3,"timeout":0,"mean_us":900.5,"p50_us":800,"p75_us":900,"p90_us":1000,"p99_us":2500,"max_us":4000}\n`);
+    assert.equal(r.rps, 500);
+    assert.equal(r.p50Ms, 0.8);
+    assert.equal(r.p99Ms, 2.5);
+    assert.equal(r.errors, 4);
+    assert.equal(r.bytesPerResponse, 250);
+  });
+  it('falls back to the --latency text with its units', () => {
+    const r = parseWrkOutput(WRK_TEXT);
+    assert.equal(r.rps, 40000);
+    assert.equal(r.p50Ms, 0.85);
+    assert.equal(r.p99Ms, 2.5);
+    assert.equal(r.errors, 8);
+  });
+});
+
+describe('options', () => {
+  it('quick mode is 10k entries and short runs', () => {
+    const o = parseOptions(['--quick']);
+    assert.deepEqual(o.sizes, [10_000]);
+    assert.ok(o.warmup + o.runs * o.duration <= 8);
+  });
+  it('refuses two modes and unknown scenarios', () => {
+    assert.throws(() => parseOptions(['--quick', '--full']), /choose one/);
+    assert.throws(() => parseOptions(['--only', 'get-one,nope']), /unknown scenario/);
+    assert.throws(() => parseOptions(['--sizes', '10,-1']), /positive integers/);
+  });
+});
+
+describe('scenarios and statistics', () => {
+  it('expands templates into the concrete requests wrk will send', () => {
+    const getOne = scenarios(10_000).find((s) => s.id === 'get-one');
+    const all = expand(getOne.product);
+    assert.equal(all.length, 1000);
+    assert.equal(all[1].path, '/api/streams/items/entries/11');
+    assert.equal(all.at(-1).path, '/api/streams/items/entries/9991');
+  });
+  it('medians ignore missing values; ratios stay null without both sides', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, NaN, 2, 3]), 2.5);
+    assert.equal(median([]), null);
+    assert.equal(ratio(10, 0), null);
+    assert.equal(ratio(10, 4), 2.5);
+  });
+  it('never calls a goal met from an invalid scenario', () => {
+    const scenario = (id, valid, ceiling, peer) => ({ id, valid, ratios: { ceiling, peer }, targets: { product: { p99Ms: 1 } } });
+    const results = {
+      meta: { connections: 50 },
+      scaling: [],
+      datasets: [{ source: 'filebase', count: 10_000, scenarios: [scenario('get-one', false, 0.9, 20), scenario('filtered', true, 0.5, 40), scenario('create', true, 0.4, null)] }],
+    };
+    const byGoal = Object.fromEntries(goals(results).map((g) => [g.goal, g]));
+    assert.equal(byGoal['GET one vs bare uWS (same bytes)'].met, null);
+    assert.equal(byGoal['filtered list vs json-server'].met, true);
+    assert.equal(byGoal['durable create vs bare fsync ceiling'].met, false);
+  });
+  it('draws a chart even with missing latency points', () => {
+    const svg = scalingSvg([{ count: 1000, bootMs: 300, rssKb: 80_000, filter: { p50Ms: 0.3, p99Ms: 1 } }, { count: 100_000, bootMs: 3000, rssKb: 300_000, filter: null }], 'x');
+    assert.match(svg, /^<svg/);
+    assert.doesNotMatch(svg, /NaN/);
+  });
+});
+
+describe('ceiling server', () => {
+  let dir;
+  let ceiling;
+  const body = Buffer.from(JSON.stringify({ errors: [], data: entry(7) }));
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'bench-ceiling-'));
+    const captures = path.join(dir, 'captures.json');
+    await writeFile(
+      captures,
+      JSON.stringify({
+        replay: [{ method: 'GET', url: '/api/x?where[a]=b&page=2', status: 200, headers: { 'content-type': 'application/json', etag: '"abc"' }, body: body.toString('base64') }],
+        writes: { POST: { method: 'POST', url: '/api/x', status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"created":true}').toString('base64') } },
+      }),
+    );
+    ceiling = await startCeiling({ captures, writeDir: path.join(dir, 'writes'), pin: false });
+  });
+  after(async () => {
+    await ceiling?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  it('replays the captured bytes and headers for the exact URL', async () => {
+    const response = await fetch(`${ceiling.url}/api/x?where[a]=b&page=2`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('etag'), '"abc"');
+    assert.deepEqual(Buffer.from(await response.arrayBuffer()), body);
+    const miss = await fetch(`${ceiling.url}/api/x?page=3`);
+    await miss.arrayBuffer();
+    assert.equal(miss.status, 404);
+  });
+  it('writes each POST body to its own file before answering, with no temp file left', async () => {
+    const payload = JSON.stringify(entry(3));
+    const answers = await Promise.all([1, 2, 3].map(() => fetch(`${ceiling.url}/api/x`, { method: 'POST', body: payload, headers: { 'content-type': 'application/json' } })));
+    for (const a of answers) {
+      assert.equal(a.status, 201);
+      assert.equal(await a.text(), '{"created":true}');
+    }
+    const files = (await readdir(path.join(dir, 'writes'))).sort();
+    assert.deepEqual(files, ['c1.json', 'c2.json', 'c3.json']);
+    assert.equal(await readFile(path.join(dir, 'writes', 'c2.json'), 'utf8'), payload);
+  });
+});
