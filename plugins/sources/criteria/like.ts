@@ -18,7 +18,11 @@ export function likeToRegexSource(pattern: string): string {
       out += escapeRegex(ch);
     }
   }
-  return `${out}$`;
+  out += '$';
+  // `^.*x` and `x.*$` mean the same as `x` unanchored on that side, and avoid backtracking.
+  if (out.startsWith('^.*')) out = out.slice(3);
+  if (out.endsWith('.*$') && !out.endsWith('\\.*$')) out = out.slice(0, -3);
+  return out === '' ? '^' : out;
 }
 
 export function likeToRegExp(pattern: string): RegExp {

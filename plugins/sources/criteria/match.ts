@@ -13,7 +13,15 @@ function equalsValue(stored: unknown, value: unknown): boolean {
 
 function compileClause(clause: WhereClause): EntryPredicate {
   const { field, operator, value } = clause;
-  const read = (entry: Entry): unknown => getPath(entry, field);
+  // Plain field: a direct property read. Stored values are JSON, never functions, so a
+  // function can only come from the prototype (toString...) and counts as missing.
+  const read =
+    field.indexOf('.') >= 0
+      ? (entry: Entry): unknown => getPath(entry, field)
+      : (entry: Entry): unknown => {
+          const v = entry[field];
+          return typeof v === 'function' ? undefined : v;
+        };
   switch (operator) {
     case '=':
       return (e) => equalsValue(read(e), value);
