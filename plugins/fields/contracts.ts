@@ -1,4 +1,4 @@
-import type { FieldDefinition, StreamDefinition } from '../streams/index.js';
+import type { DefinitionProblem, FieldDefinition, StreamDefinition } from '../streams/index.js';
 
 export type EntryAttributes = Record<string, unknown>;
 
@@ -9,6 +9,11 @@ export type EntryAttributes = Record<string, unknown>;
 export interface EntryLookup {
   /** True when stream `stream` has an entry whose `field` equals `value` (other than `exceptKey`). */
   exists(stream: string, field: string, value: unknown, exceptKey?: unknown): Promise<boolean>;
+  /**
+   * Optional: the largest value of `field` in `stream` (undefined when empty), so a
+   * non-key integer field with `config.default: "increment"` can get the next number.
+   */
+  max?(stream: string, field: string): Promise<unknown>;
 }
 
 export type WriteMode = 'create' | 'replace' | 'patch';
@@ -40,6 +45,73 @@ export interface FieldTypeContext {
   stream: StreamDefinition;
   /** Application timezone setting. */
   timezone: string;
+  /** Nested fields (array items, object properties, streams used as item shapes). */
+  toolkit: FieldToolkit;
+}
+
+/** How `min`/`max`/`size`/`between` measure a value (Laravel's "size" of an attribute). */
+export type ValueKind = 'numeric' | 'string' | 'array';
+
+/**
+ * Helpers the service hands to field types that hold other fields (array `items`,
+ * object `properties`, array `stream`): each nested field is handled by its own type
+ * through the very same path as a top-level field. Results are cached per definition.
+ */
+export interface FieldToolkit {
+  /** A field-like definition (`"integer"` or `{type, rules, config}`) as a FieldDefinition; undefined when unusable. */
+  define(raw: unknown, handle: string): FieldDefinition | undefined;
+  /** Field-like definitions given as a list or as an object keyed by handle (`items`, `properties`). */
+  fields(raw: unknown): FieldDefinition[];
+  /** The complete validation schema of a nested field (its type and its rules, annotated for messages). */
+  schema(field: FieldDefinition): Record<string, unknown>;
+  normalize(field: FieldDefinition, value: unknown): unknown;
+  /** Stored form of a nested value; may return a promise. */
+  cast(field: FieldDefinition, value: unknown): unknown;
+  serialize(field: FieldDefinition, value: unknown): unknown;
+  /** An object made of `fields` (object `properties`). */
+  shape(fields: FieldDefinition[]): NestedShape;
+  /** The entries of another stream as a shape (`stream` id or inline definition); undefined when unknown. */
+  stream(ref: unknown): NestedShape | undefined;
+  /** A stream definition by id (the registry), undefined when unknown. */
+  resolveStream(id: string): StreamDefinition | undefined;
+  /** True when `value` (normalized) passes the complete schema of `field` (array items of several kinds). */
+  matches(field: FieldDefinition, value: unknown): boolean;
+  /**
+   * A schema fragment that runs a synchronous predicate inside the stream's compiled
+   * validator (what JSON Schema cannot say: a date in a PHP format). Call at schema time.
+   */
+  predicate(test: (value: unknown) => boolean): Record<string, unknown>;
+}
+
+/** An object shape made of fields (object `properties`, another stream's fields). */
+export interface NestedShape {
+  /** Object schema (required and rules included, annotated for messages). */
+  schema: Record<string, unknown>;
+  normalize(value: unknown): unknown;
+  /** May return a promise. */
+  cast(value: unknown): unknown;
+  serialize(value: unknown): unknown;
+  /** True when a (normalized) value passes `schema`. */
+  matches(value: unknown): boolean;
+}
+
+/** What async checks (unique, relationship existence) receive. */
+export interface VerifyContext extends FieldTypeContext {
+  lookup: EntryLookup;
+  /** Key of the entry being written (update), for `unique` to ignore it. */
+  key?: unknown;
+  mode: WriteMode;
+  /** The whole attributes of the write (after cast). */
+  attributes: EntryAttributes;
+}
+
+/** One failed async check of a field type. */
+export interface VerifyFailure {
+  rule: string;
+  /** Laravel-like template (`:attribute` is replaced). */
+  message: string;
+  /** Sub-path below the field (`1` for the second item of a list), when the failure is nested. */
+  path?: string;
 }
 
 export interface FieldType {
@@ -61,6 +133,22 @@ export interface FieldType {
   relation?(field: FieldDefinition): RelationInfo | undefined;
   /** Extra definition problems for a field of this type (messages name the field). */
   check?(field: FieldDefinition, stream: StreamDefinition): string[];
+  /**
+   * Turn an accepted lexical form into the value the schema validates (numeric string
+   * to number, "yes" to true). Return anything unrecognised unchanged so the schema
+   * rejects it: input is validated, never silently coerced into something else.
+   */
+  normalize?(value: unknown, field: FieldDefinition, context: FieldTypeContext): unknown;
+  /** How `min`/`max`/`size`/`between` measure a value of this field (default `string`). */
+  kind?(field: FieldDefinition): ValueKind;
+  /** Rule name reported when the type's own schema fails (default: the type name). */
+  rule?: string;
+  /** Laravel-like message when the type's own schema fails (`:attribute` is replaced). */
+  message?: string;
+  /** Async checks after validation (relationship existence), on the cast value. */
+  verify?(value: unknown, field: FieldDefinition, context: VerifyContext): Promise<VerifyFailure[]>;
+  /** Relative API path of the entry this value references (`streams/<id>/entries/<key>`), for `links.<handle>`. */
+  link?(value: unknown, field: FieldDefinition, context: FieldTypeContext): string | undefined;
 }
 
 /** A validation rule usable in `rules` strings (`name:arg1,arg2`). */
@@ -70,12 +158,19 @@ export interface RuleDefinition {
    * A JSON Schema fragment for the rule (compiled into the stream's ajv validator), or
    * a synchronous predicate when JSON Schema cannot say it.
    */
-  schema?(args: string[], field: FieldDefinition): Record<string, unknown>;
-  test?(value: unknown, args: string[], field: FieldDefinition, attributes: EntryAttributes): boolean;
-  /** Laravel-like message; `:attribute` and `:0`, `:1` ... are replaced. */
+  schema?(args: string[], field: FieldDefinition, kind: ValueKind): Record<string, unknown>;
+  /** `kind` says how size rules measure the value (numeric string in a numeric field: its number). */
+  test?(value: unknown, args: string[], field: FieldDefinition, attributes: EntryAttributes, kind: ValueKind): boolean;
+  /** Laravel-like message; `:attribute` and `:0`, `:1` ... are replaced (`:values` is every argument). */
   message: string;
+  /** Messages by the kind of value measured (min, max, size, between), overriding `message`. */
+  messages?: Partial<Record<ValueKind, string>>;
   /** Check the arguments at definition load; return a problem message or undefined. */
   checkArgs?(args: string[]): string | undefined;
+  /** Async check run after validation, on the cast value (unique, exists). */
+  verify?(value: unknown, args: string[], field: FieldDefinition, context: VerifyContext): Promise<boolean>;
+  /** A rule that only marks the field (nullable, sometimes, bail): nothing to check. */
+  marker?: boolean;
 }
 
 export interface FieldsService {
@@ -93,8 +188,23 @@ export interface FieldsService {
   prepare(stream: StreamDefinition, input: EntryAttributes, options: PrepareOptions): Promise<EntryAttributes>;
   /** Stored -> API form: protected fields removed, each value serialized by its type. */
   serialize(stream: StreamDefinition, entry: EntryAttributes): Record<string, unknown>;
-  /** Cast a filter value for `field` (unknown fields: returned unchanged). Throws BadRequestError when uncastable. */
-  castFilterValue(stream: StreamDefinition, field: string, value: unknown): unknown;
+  /**
+   * Cast a filter value for `field` (unknown fields: returned unchanged; arrays cast item
+   * by item). Throws BadRequestError when uncastable. With a `LIKE`/`NOT LIKE` operator
+   * the value is a pattern and is returned as a string.
+   */
+  castFilterValue(stream: StreamDefinition, field: string, value: unknown, operator?: string): unknown;
   /** Relationship fields of the stream (for `with` and `links.<handle>`). */
   relations(stream: StreamDefinition): RelationInfo[];
+  /**
+   * How a create without a key gets one (decisions.md "Keys and storage"): the key
+   * field's `config.default` (`increment`, or `true` on a uuid field); with no default an
+   * integer or undeclared key increments and any other type gets a UUID. `prepare()`
+   * already fills a uuid key; an `increment` key is left undefined for the entries layer.
+   */
+  keyStrategy(stream: StreamDefinition): 'increment' | 'uuid';
+  /** Relative API paths (`streams/<id>/entries/<key>`) of the entries a stored entry references, by field handle. */
+  links(stream: StreamDefinition, entry: EntryAttributes): Record<string, string>;
+  /** The definition problems of a stream (unknown type, unknown rule, bad config); the check the registry runs. */
+  check(stream: StreamDefinition): DefinitionProblem[];
 }

@@ -1,0 +1,331 @@
+import type { Ajv } from 'ajv';
+import { randomUUID } from 'node:crypto';
+import { AppError, BadRequestError, createAjv, ValidationError, type ErrorElement } from '../../kernel/index.js';
+import type { DefinitionProblem, StreamDefinition } from '../streams/index.js';
+import type {
+  EntryAttributes,
+  FieldsService,
+  FieldType,
+  PrepareOptions,
+  RelationInfo,
+  RuleDefinition,
+  VerifyContext,
+} from './contracts.js';
+import { mapAjvErrors } from './error-mapping.js';
+import { errorElement, REQUIRED_MESSAGE } from './messages.js';
+import { DefinitionIssue, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
+import { INCREMENT, plainDefault } from './defaults.js';
+
+/** Type names: `^[a-z][a-z0-9_]*$` (spec: addon types). */
+export const TYPE_NAME = /^[a-z][a-z0-9_]*$/;
+const RULE_NAME = /^[a-z][a-z0-9_]*$/;
+/** Attribute names that would reach an object's prototype if assigned. */
+export const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const ATTRIBUTE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export interface FieldsServiceOptions {
+  /** Application timezone (config `streams.timezone`). */
+  timezone: string;
+  /** Stream definitions by id (the registry), for relationships and nested stream shapes. */
+  resolveStream(id: string): StreamDefinition | undefined;
+}
+
+/** Laravel's `required`: null, an empty (blank) string and an empty list are missing. */
+function isBlank(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  return Array.isArray(value) && value.length === 0;
+}
+
+/** `__proto__`, `constructor`, `prototype` anywhere in a value: never let them reach an object. */
+function forbiddenKeyIn(value: unknown, depth = 0): string | undefined {
+  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = forbiddenKeyIn(item, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (FORBIDDEN_KEYS.has(key)) return key;
+    const found = forbiddenKeyIn((value as Record<string, unknown>)[key], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export class FieldsRegistry implements FieldsService {
+  private readonly types = new Map<string, FieldType>();
+  private readonly rules = new Map<string, RuleDefinition>();
+  private readonly plans = new WeakMap<StreamDefinition, StreamPlan>();
+  private readonly ajv: Ajv;
+
+  constructor(private readonly options: FieldsServiceOptions) {
+    this.ajv = createAjv({ allErrors: true, verbose: true });
+    this.ajv.addKeyword({
+      keyword: TEST,
+      errors: false,
+      validate: (test: (value: unknown, root: unknown) => boolean, data: unknown, _schema: unknown, cxt?: { rootData: unknown }) =>
+        test(data, cxt?.rootData),
+    });
+  }
+
+  get timezone(): string {
+    return this.options.timezone;
+  }
+
+  registerType(type: FieldType): void {
+    if (!TYPE_NAME.test(type.name)) throw new Error(`Field type name [${type.name}] must match ${TYPE_NAME}.`);
+    if (typeof type.schema !== 'function') throw new Error(`Field type [${type.name}] has no schema().`);
+    this.types.set(type.name, type);
+  }
+
+  getType(name: string): FieldType | undefined {
+    return this.types.get(name);
+  }
+
+  /** Every registered type name (docs, diagnostics). */
+  typeNames(): string[] {
+    return [...this.types.keys()].sort();
+  }
+
+  registerRule(rule: RuleDefinition): void {
+    if (!RULE_NAME.test(rule.name)) throw new Error(`Rule name [${rule.name}] must match ${RULE_NAME}.`);
+    this.rules.set(rule.name, rule);
+  }
+
+  getRule(name: string): RuleDefinition | undefined {
+    return this.rules.get(name);
+  }
+
+  /** The compiled plan of a definition, rebuilt when a stream it reads was redefined. */
+  plan(stream: StreamDefinition): StreamPlan {
+    const cached = this.plans.get(stream);
+    if (cached && this.fresh(cached)) return cached;
+    let plan: StreamPlan;
+    try {
+      plan = new PlanCompiler(stream, {
+        ajv: this.ajv,
+        types: this.types,
+        rules: this.rules,
+        timezone: this.options.timezone,
+        resolveStream: (id) => this.options.resolveStream(id),
+      }).compile();
+    } catch (error) {
+      if (error instanceof DefinitionIssue) throw new AppError(500, `Stream [${stream.id}] is not usable: ${error.message}`);
+      throw error;
+    }
+    this.plans.set(stream, plan);
+    return plan;
+  }
+
+  private fresh(plan: StreamPlan): boolean {
+    for (const [id, seen] of plan.deps) if (this.options.resolveStream(id) !== seen) return false;
+    return true;
+  }
+
+  check(stream: StreamDefinition): DefinitionProblem[] {
+    const problems: DefinitionProblem[] = [];
+    stream.fields.forEach((field, index) => {
+      if (FORBIDDEN_KEYS.has(field.handle)) {
+        problems.push({ path: `/fields/${index}/handle`, message: `Field handle [${field.handle}] of stream [${stream.id}] is reserved.` });
+        return;
+      }
+      const type = this.types.get(field.type);
+      if (!type) {
+        problems.push({
+          path: `/fields/${index}/type`,
+          message: `Field [${field.handle}] of stream [${stream.id}] has unknown type [${field.type}]; no plugin registers it.`,
+        });
+        return;
+      }
+      for (const message of type.check?.(field, stream) ?? []) problems.push({ path: `/fields/${index}/config`, message });
+    });
+    if (problems.length > 0) return problems;
+    try {
+      const compiler = new PlanCompiler(stream, {
+        ajv: this.ajv,
+        types: this.types,
+        rules: this.rules,
+        timezone: this.options.timezone,
+        resolveStream: (id) => this.options.resolveStream(id),
+      });
+      this.plans.set(stream, compiler.compile());
+    } catch (error) {
+      if (error instanceof DefinitionIssue) problems.push({ path: error.path, message: error.message });
+      else throw error;
+    }
+    return problems;
+  }
+
+  async prepare(stream: StreamDefinition, input: EntryAttributes, options: PrepareOptions): Promise<EntryAttributes> {
+    const plan = this.plan(stream);
+    const { context } = plan;
+    const patch = options.mode === 'patch';
+    for (const key of Object.keys(input)) {
+      if (FORBIDDEN_KEYS.has(key) || !ATTRIBUTE.test(key)) throw new BadRequestError(`Attribute name [${key}] is not allowed.`, { field: key });
+      const nested = forbiddenKeyIn(input[key]);
+      if (nested) throw new BadRequestError(`Attribute [${key}] holds a key [${nested}] that is not allowed.`, { field: key });
+    }
+
+    const out: EntryAttributes = {};
+    // Undeclared attributes are kept as given (streams allow them), declared ones are replaced below.
+    for (const key of Object.keys(input)) if (!plan.byHandle.has(key)) out[key] = input[key];
+    const candidate: Record<string, unknown> = {};
+    const errors: Array<{ index: number; element: ErrorElement }> = [];
+    const keyName = stream.config.key_name;
+
+    for (const f of plan.fields) {
+      const handle = f.field.handle;
+      let value: unknown = Object.hasOwn(input, handle) ? input[handle] : undefined;
+      if (value === undefined && !patch) value = await this.defaultFor(f, plan, options);
+      if (value === undefined && !patch && handle === keyName && options.mode === 'create' && this.keyStrategy(stream) === 'uuid') {
+        value = randomUUID();
+      }
+      if (value === undefined) {
+        if (f.required && !patch && !(handle === keyName && this.keyStrategy(stream) === 'increment')) {
+          errors.push({ index: f.index, element: errorElement(REQUIRED_MESSAGE, handle, 'required') });
+        }
+        continue;
+      }
+      const normalized = value === null ? null : f.type.normalize ? f.type.normalize(value, f.field, context) : value;
+      if (f.required && isBlank(normalized)) {
+        errors.push({ index: f.index, element: errorElement(REQUIRED_MESSAGE, handle, 'required') });
+        continue;
+      }
+      if (normalized === null) {
+        out[handle] = null;
+        continue;
+      }
+      candidate[handle] = normalized;
+    }
+
+    if (!plan.validate(candidate)) {
+      const mapped = mapAjvErrors(plan.validate.errors ?? [], (field) => {
+        const f = plan.byHandle.get(field);
+        return f ? (f.type.rule ?? f.type.name) : 'invalid';
+      });
+      for (const element of mapped) {
+        const top = String(element.meta?.field ?? '').split('.')[0]!;
+        errors.push({ index: plan.byHandle.get(top)?.index ?? Number.MAX_SAFE_INTEGER, element });
+      }
+    }
+    if (errors.length > 0) throw new ValidationError(sortErrors(errors));
+
+    // Cast to the stored form (hash is async; most casts are not).
+    const pending: Array<Promise<void>> = [];
+    for (const handle of Object.keys(candidate)) {
+      const f = plan.byHandle.get(handle)!;
+      const cast = f.type.cast ? f.type.cast(candidate[handle], f.field, context) : candidate[handle];
+      if (cast instanceof Promise) pending.push(cast.then((v) => void (out[handle] = v)));
+      else out[handle] = cast;
+    }
+    if (pending.length > 0) await Promise.all(pending);
+
+    const result: EntryAttributes = patch && options.existing ? { ...options.existing, ...out } : out;
+    await this.verify(plan, candidate, result, options);
+    return result;
+  }
+
+  /** Async checks (unique, relationship existence) on the cast values, all at once. */
+  private async verify(plan: StreamPlan, candidate: Record<string, unknown>, attributes: EntryAttributes, options: PrepareOptions): Promise<void> {
+    const fields = plan.verified.filter((f) => Object.hasOwn(candidate, f.field.handle));
+    if (fields.length === 0) return;
+    const context: VerifyContext = { ...plan.context, lookup: options.lookup, key: options.key, mode: options.mode, attributes };
+    const results = await Promise.all(
+      fields.map(async (f) => {
+        const value = attributes[f.field.handle];
+        const found: ErrorElement[] = [];
+        for (const v of f.verifyRules) {
+          if (!(await v.rule.verify!(value, v.args, f.field, context))) found.push(errorElement(v.message, f.field.handle, v.name));
+        }
+        if (f.type.verify) {
+          for (const failure of await f.type.verify(value, f.field, context)) {
+            const at = failure.path ? `${f.field.handle}.${failure.path}` : f.field.handle;
+            found.push(errorElement(failure.message, at, failure.rule));
+          }
+        }
+        return found.map((element) => ({ index: f.index, element }));
+      }),
+    );
+    const errors = results.flat();
+    if (errors.length > 0) throw new ValidationError(sortErrors(errors));
+  }
+
+  private async defaultFor(f: FieldPlan, plan: StreamPlan, options: PrepareOptions): Promise<unknown> {
+    if (f.field.config.default === undefined) return undefined;
+    const value = f.type.defaultValue ? f.type.defaultValue(f.field, plan.context) : plainDefault(f.field.config.default);
+    if (value !== INCREMENT) return value;
+    // The key field's increment belongs to the entries layer (it holds the lock on the stream).
+    if (f.field.handle === plan.stream.config.key_name || !options.lookup.max) return undefined;
+    const max = await options.lookup.max(plan.stream.id, f.field.handle);
+    const n = typeof max === 'number' ? max : typeof max === 'string' && /^-?\d+$/.test(max) ? Number(max) : 0;
+    return Math.max(0, Math.floor(n)) + 1;
+  }
+
+  serialize(stream: StreamDefinition, entry: EntryAttributes): Record<string, unknown> {
+    const plan = this.plan(stream);
+    // Plain streams: nothing to do, the stored object is the API form (read-only for callers).
+    if (plan.plain) return entry;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(entry)) if (!plan.protectedHandles.has(key)) out[key] = entry[key];
+    for (const f of plan.serialized) {
+      const value = out[f.field.handle];
+      if (value !== undefined && value !== null) out[f.field.handle] = f.type.serialize!(value, f.field, plan.context);
+    }
+    return out;
+  }
+
+  castFilterValue(stream: StreamDefinition, field: string, value: unknown, operator?: string): unknown {
+    const plan = this.plan(stream);
+    const f = plan.byHandle.get(field);
+    if (!f) return value;
+    const op = operator?.toUpperCase();
+    if (op === 'LIKE' || op === 'NOT LIKE') return Array.isArray(value) ? value.map((v) => String(v)) : String(value);
+    const one = (v: unknown): unknown => {
+      if (v === null || v === undefined) return v;
+      try {
+        if (f.type.castFilter) return f.type.castFilter(v, f.field, plan.context);
+        return f.type.normalize ? f.type.normalize(v, f.field, plan.context) : v;
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        throw new BadRequestError(`The filter value for field [${field}] is not valid: ${(error as Error).message}`, { field });
+      }
+    };
+    return Array.isArray(value) ? value.map(one) : one(value);
+  }
+
+  relations(stream: StreamDefinition): RelationInfo[] {
+    return this.plan(stream).relations;
+  }
+
+  keyStrategy(stream: StreamDefinition): 'increment' | 'uuid' {
+    const plan = this.plan(stream);
+    const f = plan.byHandle.get(stream.config.key_name);
+    if (!f) return 'increment';
+    const fallback = f.field.config.default;
+    if (fallback === 'increment') return 'increment';
+    if (fallback === true && f.field.type === 'uuid') return 'uuid';
+    return f.type.kind?.(f.field) === 'numeric' ? 'increment' : 'uuid';
+  }
+
+  links(stream: StreamDefinition, entry: EntryAttributes): Record<string, string> {
+    const plan = this.plan(stream);
+    const out: Record<string, string> = {};
+    for (const f of plan.linked) {
+      const value = entry[f.field.handle];
+      if (value === undefined || value === null) continue;
+      const link = f.type.link!(value, f.field, plan.context);
+      if (link) out[f.field.handle] = link;
+    }
+    return out;
+  }
+}
+
+function sortErrors(errors: Array<{ index: number; element: ErrorElement }>): ErrorElement[] {
+  return errors
+    .map((e, order) => ({ ...e, order }))
+    .sort((a, b) => a.index - b.index || a.order - b.order)
+    .map((e) => e.element);
+}
