@@ -28,7 +28,8 @@ function decode(text: string): string {
 /** `a[b][]` -> ['a', 'b', ''] ('' means "append"). */
 function splitKey(key: string): string[] {
   const open = key.indexOf('[');
-  if (open <= 0 || !key.endsWith(']')) return [key];
+  if (open === -1) return [key];
+  if (open === 0 || !key.endsWith(']')) throw new BadRequestError(`Malformed parameter name "${key.slice(0, 80)}".`);
   const parts = [key.slice(0, open)];
   let rest = key.slice(open);
   while (rest.length > 0) {

@@ -8,6 +8,7 @@ const servers = new WeakMap<PluginContext, UwsHttpServer>();
  * The transport plugin. register: bind the server (no I/O) so other plugins add routes.
  * The socket opens once every plugin has booted (`kernel.booted`), so the first request
  * never races the API's boot; then ONE pino line carries `"url":"http://host:port"`.
+ * On `kernel.shutdown` (before any plugin's shutdown) it stops listening and drains.
  */
 export const httpPlugin = definePlugin({
   name: 'http',
@@ -29,6 +30,9 @@ export const httpPlugin = definePlugin({
       },
       { priority: -1000 },
     );
+    // Stop accepting and drain before any plugin shuts down (plugins shut down in reverse
+    // boot order, and the API and sources must still serve the requests in flight).
+    context.hooks.on('kernel.shutdown', () => server.close(), { priority: -1000 });
   },
   async shutdown(context) {
     const server = servers.get(context as PluginContext);

@@ -38,6 +38,7 @@ export class UwsHttpServer implements HttpServer {
   private listenSocket: us_listen_socket | null = null;
   private boundPort = 0;
   private draining = false;
+  private closing: Promise<void> | null = null;
   private active = 0;
   private idleWaiters: Array<() => void> = [];
   private readonly debug: boolean;
@@ -116,7 +117,12 @@ export class UwsHttpServer implements HttpServer {
   }
 
   /** Stop accepting, let in-flight requests finish (up to the timeout), then close every connection. */
-  async close(timeoutMs = this.config.http.shutdown_timeout_ms): Promise<void> {
+  close(timeoutMs = this.config.http.shutdown_timeout_ms): Promise<void> {
+    this.closing ??= this.doClose(timeoutMs);
+    return this.closing;
+  }
+
+  private async doClose(timeoutMs: number): Promise<void> {
     if (!this.app) return;
     this.draining = true;
     if (this.listenSocket) {
