@@ -307,7 +307,7 @@ export class FieldsRegistry implements FieldsService {
     const fallback = f.field.config.default;
     if (fallback === 'increment') return 'increment';
     if (fallback === true && f.field.type === 'uuid') return 'uuid';
-    return f.type.kind?.(f.field) === 'numeric' ? 'increment' : 'uuid';
+    return f.field.type === 'integer' ? 'increment' : 'uuid';
   }
 
   links(stream: StreamDefinition, entry: EntryAttributes): Record<string, string> {
