@@ -49,8 +49,13 @@ export class MongoConnection {
   private closed = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Ends the current backoff sleep early (close). */
+  private wake: (() => void) | undefined;
   private connecting: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
+  /** Sources and definition stores using this client (see MongoConnections.shutdown). */
+  private users = 0;
+  private closeWhenUnused = false;
 
   constructor(
     readonly name: string,
@@ -67,6 +72,24 @@ export class MongoConnection {
     this.client.on('topologyDescriptionChanged', (event: TopologyDescriptionChangedEvent) => {
       this.dataBearing = event.newDescription.hasDataBearingServers;
     });
+  }
+
+  /** A source or store starts using the client; pair with `release`. */
+  acquire(): this {
+    this.users += 1;
+    return this;
+  }
+
+  /** A user is done; the last one closes the client once shutdown was asked for. */
+  release(): Promise<void> {
+    this.users = Math.max(0, this.users - 1);
+    return this.users === 0 && this.closeWhenUnused ? this.close() : Promise.resolve();
+  }
+
+  /** Close now when nobody uses the client, else when the last user releases it. */
+  closeWhenIdle(): Promise<void> {
+    this.closeWhenUnused = true;
+    return this.users === 0 ? this.close() : Promise.resolve();
   }
 
   /** Connected once and the driver currently sees a server holding data. */
@@ -121,16 +144,20 @@ export class MongoConnection {
           `mongodb connection "${this.name}" is unreachable; retrying in ${delay} ms (other sources keep serving)`,
         );
         await new Promise<void>((resolve) => {
+          this.wake = resolve;
           this.timer = setTimeout(resolve, delay);
         });
         this.timer = undefined;
+        this.wake = undefined;
       }
     }
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
     await this.client.close(true);
     await this.connecting?.catch(() => undefined);
   }
@@ -207,6 +234,20 @@ export class MongoConnections {
     return true;
   }
 
+  /**
+   * Graceful shutdown. The plugin shuts down before the HTTP server has drained (reverse
+   * boot order), so a client used by a source or a definition store stays open until
+   * that user closes (the sources and streams plugins close theirs later); unused
+   * clients close now. A timer forces the rest closed if a user never releases.
+   */
+  async shutdown(forceAfterMs: number): Promise<void> {
+    const all = [...this.open.values()];
+    const forced = setTimeout(() => void this.close(), forceAfterMs);
+    forced.unref();
+    await Promise.all(all.map((c) => c.closeWhenIdle().catch((error: unknown) => this.logger.error({ err: error, connection: c.name }, 'mongodb close failed'))));
+  }
+
+  /** Close every client now. */
   async close(): Promise<void> {
     const all = [...this.open.values()];
     this.open.clear();

@@ -45,7 +45,9 @@ export class MongoDefinitionStore implements DefinitionStore {
     private readonly connection: MongoConnection,
     private readonly options: DefinitionStoreOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    connection.acquire();
+  }
 
   private get collection(): Collection<DefinitionDocument> {
     return this.connection.db.collection<DefinitionDocument>(this.options.collection);
@@ -209,11 +211,13 @@ export class MongoDefinitionStore implements DefinitionStore {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     await this.changeStream?.close().catch(() => undefined);
     this.changeStream = undefined;
+    await this.connection.release();
   }
 }
 

@@ -45,7 +45,7 @@ export function toId(key: unknown, kind: KeyKind): EntryKey {
   if (kind === 'string') return key;
   if (kind === 'number' && NUMERIC_KEY.test(key)) return Number(key);
   if (kind === 'auto' && INTEGER_KEY.test(key) && Number.isSafeInteger(Number(key))) return Number(key);
-  if (kind === 'number') throw new BadRequestError(`The entry key "${key}" must be a number.`, { rule: 'key' });
+  // A non-numeric key on a numeric key field is the entries layer's to refuse; stored as given.
   return key;
 }
 

@@ -27,7 +27,7 @@ const optionsSchema = {
   },
 };
 
-const state = new WeakMap<object, { connections: MongoConnections; stores: MongoDefinitionStore[] }>();
+const state = new WeakMap<object, { connections: MongoConnections }>();
 
 /**
  * The mongodb plugin: the `database` source type (entries in MongoDB collections), the
@@ -42,8 +42,7 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
     const connections = new MongoConnections((config as KernelConfig).mongodb, logger, {
       retry: { initialDelayMs: options.retry_initial_ms, maxDelayMs: options.retry_max_ms },
     });
-    const stores: MongoDefinitionStore[] = [];
-    state.set(container, { connections, stores });
+    state.set(container, { connections });
     container.registerInstance(MONGODB, connections);
 
     const sources = container.resolve<SourceRegistry>(SOURCES);
@@ -55,13 +54,11 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
       const setting = (config as KernelConfig).streams.source;
       const connection = typeof setting.connection === 'string' ? setting.connection : 'default';
       const collection = requireCollectionName(setting.table ?? 'core_streams', config.file ?? 'config');
-      const store = new MongoDefinitionStore(
+      return new MongoDefinitionStore(
         connections.get(connection),
         { collection, pollIntervalMs: (config as KernelConfig).streams.poll_interval_ms, connectWaitMs: options.connect_wait_ms },
         logger.child({ store: 'definitions' }),
       );
-      stores.push(store);
-      return store;
     });
   },
   boot({ container, config, logger }) {
@@ -74,16 +71,14 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
       container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('mongodb', () => connections.ready());
     }
   },
-  async shutdown({ container }) {
+  async shutdown({ container, config }) {
     const current = state.get(container);
     if (!current) return;
     state.delete(container);
-    // Finish the writes in flight of every database stream, stop watching definitions,
-    // then close the clients. Requests that still arrive get a 503.
-    const sources = container.resolve<SourceRegistry>(SOURCES);
-    await Promise.all(sources.opened().map((s) => (s instanceof MongoSource ? s.drain() : undefined)));
-    await Promise.all(current.stores.map((s) => s.close()));
-    await current.connections.close();
+    // Clients in use by a source or the definition store close when those close (after
+    // the HTTP server drained: the sources and streams plugins shut down after http);
+    // an unused client closes now.
+    await current.connections.shutdown((config as KernelConfig).http.shutdown_timeout_ms + 5000);
   },
 });
 

@@ -1,5 +1,6 @@
 import type { Collection, Document, Filter } from 'mongodb';
 import { KeyedLock, type Logger } from '../../kernel/index.js';
+import { SourceClosedError } from '../sources/index.js';
 import type { Entry, EntryKey, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause } from '../sources/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js';
@@ -57,7 +58,7 @@ export class MongoSource implements Source {
     this.kind = keyKind(context.definition);
     const source = context.definition.config.source;
     this.collectionName = requireCollectionName(source.table ?? context.definition.id, context.definition.file ?? `stream ${context.definition.id}`);
-    this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default');
+    this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default').acquire();
     this.logger = context.logger.child({ stream: context.definition.id, collection: this.collectionName });
     this.listProjection = { [KEY_ORDER_FIELD]: 0 };
     for (const field of context.definition.fields) {
@@ -75,7 +76,7 @@ export class MongoSource implements Source {
 
   /** Run one operation: opened first, driver errors mapped (409 duplicate, 503 unreachable). */
   private async run<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error(`the database source of stream "${this.definition.id}" is closed`);
+    if (this.closed) throw new SourceClosedError(this.definition.id);
     await this.open();
     try {
       return await operation();
@@ -86,7 +87,7 @@ export class MongoSource implements Source {
 
   open(): Promise<void> {
     if (this.opened) return Promise.resolve();
-    if (this.closed) return Promise.reject(new Error(`the database source of stream "${this.definition.id}" is closed`));
+    if (this.closed) return Promise.reject(new SourceClosedError(this.definition.id));
     this.opening ??= (async () => {
       await this.connection.whenConnected(this.options.connectWaitMs);
       try {
@@ -105,6 +106,7 @@ export class MongoSource implements Source {
     if (this.closed) return;
     await this.lock.idle();
     this.closed = true;
+    await this.connection.release();
   }
 
   async healthy(): Promise<boolean> {
@@ -115,7 +117,7 @@ export class MongoSource implements Source {
     await this.lock.idle();
   }
 
-  get(key: EntryKey): Promise<Entry | undefined> {
+  async get(key: EntryKey): Promise<Entry | undefined> {
     const id = toId(key, this.kind);
     return this.run(async () => {
       const document = await this.collection.findOne({ _id: id }, { projection: { [KEY_ORDER_FIELD]: 0 } });
@@ -123,7 +125,7 @@ export class MongoSource implements Source {
     });
   }
 
-  getMany(keys: EntryKey[]): Promise<Entry[]> {
+  async getMany(keys: EntryKey[]): Promise<Entry[]> {
     const ids: EntryKey[] = [];
     const seen = new Set<string>();
     for (const key of keys) {
@@ -139,19 +141,20 @@ export class MongoSource implements Source {
         ids.push(id);
       }
     }
-    if (ids.length === 0) return Promise.resolve([]);
+    if (ids.length === 0) return [];
     return this.run(async () => {
       const documents = await this.collection.find({ _id: { $in: ids } }, { projection: this.listProjection }).toArray();
       return documents.map((d) => fromDocument(d, this.keyName));
     });
   }
 
-  query(query: SourceQuery): Promise<Entry[]> {
+  async query(query: SourceQuery): Promise<Entry[]> {
     const filter = buildFilter(query.where, this.keyName) as Filter<StoredDocument>;
     const sort = buildSort(query.orderBy, this.keyName);
     const skip = Math.max(0, Math.trunc(query.skip ?? 0));
     const limit = query.limit === undefined ? undefined : Math.max(0, Math.trunc(query.limit));
     if (limit === 0) return this.run(async () => []);
+    // (an empty page still checks that the source is open and reachable)
     return this.run(async () => {
       const cursor = this.collection.find(filter, { projection: this.listProjection, sort, skip });
       if (limit !== undefined) cursor.limit(limit);
@@ -160,7 +163,7 @@ export class MongoSource implements Source {
     });
   }
 
-  count(where: WhereClause[]): Promise<number> {
+  async count(where: WhereClause[]): Promise<number> {
     const filter = buildFilter(where, this.keyName) as Filter<StoredDocument>;
     return this.run(() => this.collection.countDocuments(filter));
   }
@@ -170,7 +173,7 @@ export class MongoSource implements Source {
     return { entries, total };
   }
 
-  put(key: EntryKey, entry: Entry): Promise<void> {
+  async put(key: EntryKey, entry: Entry): Promise<void> {
     const id = toId(key, this.kind);
     const document = toDocument(entry, this.keyName, id);
     return this.lock.run(keyOrder(id), () =>
@@ -191,7 +194,7 @@ export class MongoSource implements Source {
     );
   }
 
-  delete(key: EntryKey): Promise<boolean> {
+  async delete(key: EntryKey): Promise<boolean> {
     const id = toId(key, this.kind);
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => (await this.collection.deleteOne({ _id: id })).deletedCount > 0),
