@@ -157,8 +157,10 @@ describe('entry endpoints over HTTP', () => {
       const res = await app.request('GET', '/api/streams/planets/entries?where[climate]=temperate&orderBy[population]=desc&per_page=1');
       expect(res.json.meta.total).toBe(2);
       expect(res.json.data.map((e: { name: string }) => e.name)).toEqual(['Alderaan']);
-      const like = await app.request('GET', `/api/streams/planets/entries?where[name]=${encodeURIComponent('%oo%')}&constraint[name]=like`);
-      expect(like.json.data.map((e: { name: string }) => e.name)).toEqual(['Tatooine', 'Hoth']);
+      const like = await app.request('GET', `/api/streams/planets/entries?where[name]=${encodeURIComponent('%O%')}&constraint[name]=like`);
+      expect(like.json.data.map((e: { name: string }) => e.name)).toEqual(['Tatooine', 'Hoth', 'Dagobah']);
+      const prefix = await app.request('GET', `/api/streams/planets/entries?where[name]=${encodeURIComponent('h%')}&constraint[name]=LIKE`);
+      expect(prefix.json.data.map((e: { name: string }) => e.name)).toEqual(['Hoth']);
       const zero = await app.request('GET', '/api/streams/planets/entries?where[population]=0&order_by[name]=desc');
       expect(zero.json.data.map((e: { name: string }) => e.name)).toEqual(['Hoth', 'Dagobah']);
       const gt = await app.request('GET', '/api/streams/planets/entries?where[population]=1000&constraint[population]=%3E');
@@ -326,5 +328,41 @@ describe('entry writes over HTTP', () => {
     const b = await app.request('GET', '/api/streams/planets/entries/1', undefined, { 'if-none-match': a.headers.etag! });
     expect(b.status).toBe(200);
     expect(b.headers.etag).not.toBe(a.headers.etag);
+  });
+});
+
+describe('relationship links and failures', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp({
+      streams: {
+        ...streams,
+        crews: {
+          name: 'Crews',
+          fields: {
+            id: 'integer',
+            name: 'string',
+            members: { type: 'relationship', config: { related: 'people', multiple: true } },
+            base: { type: 'relationship', config: { related: 'planets' } },
+          },
+        },
+      },
+      data: { ...data, crews: [{ id: 1, name: 'Rogue', members: [1], base: null }] },
+    });
+  });
+  afterAll(async () => app?.close());
+
+  it('links a multiple relationship to a filtered list and skips empty ones', async () => {
+    const res = await app.request('GET', '/api/streams/crews/entries/1');
+    expect(res.status).toBe(200);
+    expect(res.json.links.members).toBe(`${app.url}/api/streams/people/entries?where[id][]=1&constraint[id]=IN`);
+    expect(res.json.links.base).toBeUndefined();
+    const follow = await app.request('GET', res.json.links.members.slice(app.url.length));
+    expect(follow.json.data.map((p: { name: string }) => p.name)).toEqual(['Luke Skywalker']);
+  });
+
+  it('does not put relationship links on lists', async () => {
+    const res = await app.request('GET', '/api/streams/people/entries');
+    expect(res.json.links.homeworld).toBeUndefined();
   });
 });

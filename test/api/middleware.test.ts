@@ -299,3 +299,26 @@ describe('interfaces and the middleware order', () => {
     ).rejects.toThrow(/share the prefix/);
   });
 });
+
+describe('unexpected failures', () => {
+  it('answer 500 with a generic message; details stay out of the reply', async () => {
+    const addon = definePlugin({
+      name: 'boom',
+      requires: ['api'],
+      register({ container }) {
+        container.resolve<ApiService>(API).middleware.register('boom', () => () => {
+          throw new Error('database password is hunter2');
+        });
+      },
+    });
+    const app = await startApp({ streams, plugins: [addon], config: { api: { middleware: ['boom'] } } });
+    try {
+      const res = await app.request('GET', '/api/streams');
+      expect(res.status).toBe(500);
+      expect(res.json).toMatchObject({ errors: [{ message: 'Internal Server Error' }], data: null });
+      expect(res.text).not.toContain('hunter2');
+    } finally {
+      await app.close();
+    }
+  });
+});
