@@ -344,10 +344,11 @@ describe('relationship links and failures', () => {
             name: 'string',
             members: { type: 'relationship', config: { related: 'people', multiple: true } },
             base: { type: 'relationship', config: { related: 'planets' } },
+            about: { type: 'polymorphic' },
           },
         },
       },
-      data: { ...data, crews: [{ id: 1, name: 'Rogue', members: [1], base: null }] },
+      data: { ...data, crews: [{ id: 1, name: 'Rogue', members: [1], base: null, about: { '@stream': 'planets', id: 4 } }] },
     });
   });
   afterAll(async () => app?.close());
@@ -357,6 +358,7 @@ describe('relationship links and failures', () => {
     expect(res.status).toBe(200);
     expect(res.json.links.members).toBe(`${app.url}/api/streams/people/entries?where[id][]=1&constraint[id]=IN`);
     expect(res.json.links.base).toBeUndefined();
+    expect(res.json.links.about).toBe(`${app.url}/api/streams/planets/entries/4`);
     const follow = await app.request('GET', res.json.links.members.slice(app.url.length));
     expect(follow.json.data.map((p: { name: string }) => p.name)).toEqual(['Luke Skywalker']);
   });

@@ -39,20 +39,25 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     return `"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(streamUrl)},"entries":${json(`${streamUrl}/entries`)}`;
   };
 
-  const relationLinks = (urls: Urls, stream: StreamInfo, entry: EntryAttributes): string => {
+  /**
+   * `links.<handle>` of a single-entry show: the field types say where a value points
+   * (FieldsService.links: relationship, polymorphic, addon types); a `multiple`
+   * relationship links to the related list filtered on its keys.
+   */
+  const relationLinks = (request: ApiRequest, urls: Urls, definition: StreamDefinition, stream: StreamInfo, entry: EntryAttributes): string => {
     let out = '';
+    const root = `${urls.base}${request.api.prefix}/`;
+    const single = context.fields.links(definition, entry);
+    for (const handle of Object.keys(single)) {
+      if (RESERVED_LINKS.has(handle) || fieldOf(definition, handle)?.protected === true) continue;
+      out += `,${json(handle)}:${json(root + single[handle]!)}`;
+    }
     for (const relation of stream.relations) {
       const value = entry[relation.handle];
-      if (value === null || value === undefined) continue;
-      const related = `${urls.streams}/${segment(relation.stream)}/entries`;
-      if (Array.isArray(value)) {
-        if (value.length === 0) continue;
-        const key = encodeURIComponent(relation.keyName);
-        const filter = value.map((v) => `where[${key}][]=${segment(v)}`).join('&');
-        out += `,${json(relation.handle)}:${json(`${related}?${filter}&constraint[${key}]=IN`)}`;
-      } else if (typeof value === 'string' || typeof value === 'number') {
-        out += `,${json(relation.handle)}:${json(`${related}/${segment(value)}`)}`;
-      }
+      if (!relation.multiple || !Array.isArray(value) || value.length === 0 || single[relation.handle] !== undefined) continue;
+      const key = encodeURIComponent(relation.keyName);
+      const filter = value.map((v) => `where[${key}][]=${segment(v)}`).join('&');
+      out += `,${json(relation.handle)}:${json(`${urls.streams}/${segment(relation.stream)}/entries?${filter}&constraint[${key}]=IN`)}`;
     }
     return out;
   };
@@ -65,7 +70,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     const entryUrl = `${urls.streams}/${stream.idSegment}/entries/${segment(key)}`;
     let links = streamLinks(urls, stream);
     if (status === 201) links += `,"location":${json(entryUrl)}`;
-    if (request.api.endpoint === 'entries.show') links += relationLinks(urls, stream, entry);
+    if (request.api.endpoint === 'entries.show') links += relationLinks(request, urls, definition, stream, entry);
     const entryParam = request.params.entry;
     const parameters = entryParam === undefined ? `{"stream":${stream.idJson}}` : `{"stream":${stream.idJson},"entry":${json(entryParam)}}`;
     const meta = payload === undefined ? `{"parameters":${parameters},"stream":${stream.idJson}}` : `{"parameters":${parameters},"stream":${stream.idJson},"payload":${json(payload)}}`;
