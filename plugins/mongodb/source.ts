@@ -110,7 +110,11 @@ export class MongoSource implements Source {
   }
 
   async healthy(): Promise<boolean> {
-    return this.opened && !this.closed && this.connection.isReady();
+    if (this.closed) return false;
+    // A not-ready node gets no traffic, so no request would ever open a source that
+    // failed at boot: readiness checks open it once the connection is back.
+    if (!this.opened && this.connection.isReady()) void this.open().catch(() => undefined);
+    return this.opened && this.connection.isReady();
   }
 
   async drain(): Promise<void> {

@@ -66,3 +66,32 @@ describe('mongodb plugin without a reachable server', () => {
     }
   });
 });
+
+describe('config/mongodb.json (the multi-node example)', () => {
+  it('validates and boots a node from it while MongoDB is unreachable: no crash, not ready, clean shutdown', async () => {
+    const previous = process.env.MONGODB_URL;
+    process.env.MONGODB_URL = UNREACHABLE_URL;
+    const { Kernel, loadConfigFile } = await import('../../kernel/index.js');
+    const { HTTP_SERVER } = await import('../../plugins/http/index.js');
+    const { request } = await import('undici');
+    const file = new URL('../../config/mongodb.json', import.meta.url).pathname;
+    const config = loadConfigFile(file, { port: 0, host: '127.0.0.1', logLevel: 'silent' });
+    expect(config.streams.source).toEqual({ type: 'database', connection: 'default', table: 'core_streams' });
+    expect(config.streams.default_source).toBe('database');
+    const kernel = new Kernel(config);
+    try {
+      await kernel.boot();
+      const url = kernel.resolve<{ url: string }>(HTTP_SERVER).url;
+      const ready = await request(`${url}/readyz`);
+      expect(ready.statusCode).toBe(503);
+      expect(JSON.parse(await ready.body.text()).checks.mongodb).toBe(false);
+      const live = await request(`${url}/healthz`);
+      expect(live.statusCode).toBe(200);
+      await live.body.dump();
+    } finally {
+      await kernel.shutdown();
+      if (previous === undefined) delete process.env.MONGODB_URL;
+      else process.env.MONGODB_URL = previous;
+    }
+  });
+});

@@ -123,3 +123,24 @@ describe('mongodb definition store: two nodes share definitions (stand-in server
     await nodeB.close();
   });
 });
+
+describe('mongodb source readiness', () => {
+  it('opens a source that could not open at boot once its connection is back (readiness polls heal it)', async () => {
+    const fake = fakeConnections();
+    const connection = fake.connections.get('default') as unknown as { isReady: () => boolean; whenConnected: () => Promise<void> };
+    let up = false;
+    connection.isReady = () => up;
+    connection.whenConnected = async () => {
+      if (!up) throw Object.assign(new Error('down'), { status: 503 });
+    };
+    const config = mongoConfig({});
+    const source = new MongoSource({ definition: films(), config, root: config.root, logger: silentLogger }, fake.connections, { connectWaitMs: 10 });
+    await expect(source.open()).rejects.toMatchObject({ status: 503 });
+    expect(await source.healthy()).toBe(false);
+    up = true;
+    expect(await source.healthy()).toBe(false); // starts opening
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await source.healthy()).toBe(true);
+    expect(fake.collections.get('films')).toBeDefined(); // indexes were created
+  });
+});
