@@ -113,8 +113,7 @@ export class FieldsRegistry implements FieldsService {
         resolveStream: (id) => this.options.resolveStream(id),
       }).compile();
     } catch (error) {
-      if (error instanceof DefinitionIssue) throw new AppError(500, `Stream [${stream.id}] is not usable: ${error.message}`);
-      throw error;
+      throw new AppError(500, `Stream [${stream.id}] is not usable: ${(error as Error).message}`);
     }
     this.plans.set(stream, plan);
     return plan;
@@ -153,8 +152,9 @@ export class FieldsRegistry implements FieldsService {
       });
       this.plans.set(stream, compiler.compile());
     } catch (error) {
+      // A type that cannot build its schema (unknown item stream...) throws; that is a definition problem too.
       if (error instanceof DefinitionIssue) problems.push({ path: error.path, message: error.message });
-      else throw error;
+      else problems.push({ path: '/fields', message: (error as Error).message });
     }
     return problems;
   }

@@ -66,7 +66,10 @@ export const multiselectType: FieldType = {
   message: 'The selected :attribute is invalid.',
   configKeys: ['options'],
   kind: () => 'array',
-  schema: (field) => ({ type: 'array', items: { enum: optionValues(field) } }),
+  schema: (field) => ({
+    type: 'array',
+    items: { enum: optionValues(field), 'x-rule': 'in', 'x-message': 'The selected :attribute is invalid.' },
+  }),
   normalize: (value, field) => (Array.isArray(value) ? value.map((v) => option(v, field)) : value),
   // A filter on a multiselect names one option (CONTAINS) or a list of them.
   castFilter(value, field) {

@@ -36,8 +36,14 @@ function separatorOf(config: Record<string, unknown>): string {
   return typeof config.separator === 'string' ? config.separator : '-';
 }
 
+/** Escape for a pattern compiled with the `u` flag (ajv), where `\-` is an error. */
 function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Escape inside a character class. */
+function escapeClass(text: string): string {
+  return text.replace(/[\]\\^-]/g, '\\$&');
 }
 
 /** Laravel's Str::slug: ASCII-folded, lower case, runs of anything else become one separator. */
@@ -46,7 +52,7 @@ export function slugify(value: string, separator: string): string {
   let out = value.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
   out = out.split(flip).join(separator);
   out = out.replace(/@/g, `${separator}at${separator}`);
-  out = out.toLowerCase().replace(/[^a-z0-9\s_-]+/g, '').replace(new RegExp(`[${escapeRegex(separator)}\\s_-]+`, 'g'), separator);
+  out = out.toLowerCase().replace(/[^a-z0-9\s_-]+/g, '').replace(new RegExp(`[${escapeClass(separator)}\\s_-]+`, 'g'), separator);
   const edge = new RegExp(`^${escapeRegex(separator)}+|${escapeRegex(separator)}+$`, 'g');
   return separator === '' ? out : out.replace(edge, '');
 }
