@@ -230,6 +230,9 @@ export class EntriesServiceImpl implements EntriesService {
       const keyName = keyNameOf(definition);
       throw new ValidationError([{ message: `The ${keyName} field is required.`, meta: { field: keyName, rule: 'required' } }]);
     }
+    // A source that allocates keys itself (shared by every node, as MongoDB's counters
+    // collection is) is the only safe authority; a local max + 1 would collide across nodes.
+    if (source.allocateIntegerKey) return source.allocateIntegerKey();
     // One generator per stream at a time, so two creates never get the same number.
     return this.keyGeneration.run(definition.id, async () => {
       let last = this.counters.get(source);

@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { definePlugin, type Plugin } from '../../kernel/index.js';
+import { MemorySource, SOURCES, type Entry, type SourceRegistry } from '../../plugins/sources/index.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * A source that allocates increment keys itself (as the MongoDB source does with a
+ * counters collection shared by every node): the entries layer must use its numbers,
+ * never its own in-memory max + 1, or two nodes would hand out the same key.
+ */
+let next = 1000;
+class AllocatingSource extends MemorySource {
+  readonly type = 'allocating';
+  readonly capabilities = { inMemory: true, persistent: false };
+  protected async loadAll(): Promise<Entry[]> {
+    return [{ id: 1, title: 'existing' }];
+  }
+  protected async persistPut(): Promise<void> {}
+  protected async persistDelete(): Promise<void> {}
+  protected async persistTruncate(): Promise<void> {}
+  async allocateIntegerKey(): Promise<number> {
+    return next++;
+  }
+}
+
+const allocating: Plugin = definePlugin({
+  name: 'allocating-source',
+  requires: ['sources'],
+  register({ container, logger }) {
+    container.resolve<SourceRegistry>(SOURCES).registerType('allocating', ({ definition }) => new AllocatingSource(definition, logger));
+  },
+});
+
+let app: TestApp | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+describe('increment keys from a source that allocates them', () => {
+  it('takes each new key from allocateIntegerKey', async () => {
+    app = await startApp({
+      streams: { notes: { config: { source: { type: 'allocating' } }, fields: { id: 'integer', title: 'string' } } },
+      plugins: [allocating],
+    });
+    const first = await app.request('POST', '/api/streams/notes/entries', { title: 'a' });
+    const second = await app.request('POST', '/api/streams/notes/entries', { title: 'b' });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect([first.json.data.id, second.json.data.id]).toEqual([1000, 1001]);
+  });
+});
