@@ -4,16 +4,26 @@ import type { FieldDefinition, StreamDefinition } from '../../plugins/streams/in
 import { ValidationError } from '../../kernel/index.js';
 
 /** A hand-built normalized definition (what the streams plugin would produce). */
-export function stream(id: string, fields: Record<string, string | Partial<FieldDefinition>>, extra: Partial<StreamDefinition> = {}): StreamDefinition {
+interface FieldInput {
+  type?: string;
+  required?: boolean;
+  unique?: boolean;
+  protected?: boolean;
+  rules?: string | string[];
+  config?: Record<string, unknown>;
+}
+
+export function stream(id: string, fields: Record<string, string | FieldInput>, extra: Partial<StreamDefinition> = {}): StreamDefinition {
   const list: FieldDefinition[] = Object.entries(fields).map(([handle, f]) => {
-    const body = typeof f === 'string' ? { type: f } : f;
+    const body: FieldInput = typeof f === 'string' ? { type: f } : f;
     return {
       handle,
       type: body.type ?? 'string',
       required: body.required ?? false,
       unique: body.unique ?? false,
       protected: body.protected ?? false,
-      rules: body.rules ?? [],
+      // The streams plugin splits pipe strings; so does this stand-in for its normalization.
+      rules: typeof body.rules === 'string' ? body.rules.split('|') : (body.rules ?? []),
       config: body.config ?? {},
     };
   });

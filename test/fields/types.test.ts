@@ -74,7 +74,7 @@ const cases: TypeCase[] = [
     valid: [['0E8B3A52-3C6A-4B5B-9D2E-1F0A2B3C4D5E', '0e8b3a52-3c6a-4b5b-9d2e-1f0a2b3c4d5e']],
     invalid: [['1234', 'uuid', 'The value field must be a valid UUID.']],
     filters: [['0E8B3A52-3C6A-4B5B-9D2E-1F0A2B3C4D5E', '0e8b3a52-3c6a-4b5b-9d2e-1f0a2b3c4d5e']],
-    defaults: [[true, (v) => typeof v === 'string' && UUID.test(v)]],
+    defaults: [[true, (v: unknown) => typeof v === 'string' && UUID.test(v)]],
   },
   {
     type: 'slug',
@@ -131,7 +131,7 @@ const cases: TypeCase[] = [
     invalid: [['2023-02-29', 'date', 'The value field must be a valid date.'], ['yesterday', 'date', 'The value field must be a valid date.'], [20240101, 'date', 'The value field must be a valid date.']],
     filters: [['2024-05-01', '2024-05-01']],
     badFilters: ['soon'],
-    defaults: [['now', (v) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)], ['2000-01-01', '2000-01-01']],
+    defaults: [['now', (v: unknown) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)], ['2000-01-01', '2000-01-01']],
   },
   {
     type: 'date',
@@ -148,7 +148,7 @@ const cases: TypeCase[] = [
     ],
     invalid: [['2024-13-01 10:00', 'date', 'The value field must be a valid date.']],
     filters: [['2024-05-01 10:00:00', '2024-05-01T10:00:00+00:00']],
-    defaults: [['now', (v) => typeof v === 'string' && Math.abs(Date.parse(v) - Date.now()) < 5000]],
+    defaults: [['now', (v: unknown) => typeof v === 'string' && Math.abs(Date.parse(v) - Date.now()) < 5000]],
   },
   {
     type: 'datetime',
@@ -164,7 +164,7 @@ const cases: TypeCase[] = [
     type: 'time',
     valid: [['10:30', '10:30:00'], ['23:59:59', '23:59:59'], ['3:05 pm', '15:05:00']],
     invalid: [['25:00', 'date_format', 'The value field must be a valid time.'], ['noon', 'date_format', 'The value field must be a valid time.']],
-    defaults: [['now', (v) => typeof v === 'string' && /^\d{2}:\d{2}:\d{2}$/.test(v)]],
+    defaults: [['now', (v: unknown) => typeof v === 'string' && /^\d{2}:\d{2}:\d{2}$/.test(v)]],
   },
   {
     type: 'array',
