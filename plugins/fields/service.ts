@@ -255,7 +255,13 @@ export class FieldsRegistry implements FieldsService {
 
   private async defaultFor(f: FieldPlan, plan: StreamPlan, options: PrepareOptions): Promise<unknown> {
     if (f.field.config.default === undefined) return undefined;
-    const value = f.type.defaultValue ? f.type.defaultValue(f.field, plan.context) : plainDefault(f.field.config.default);
+    // `increment` means the same on every type (decisions.md: a key field's default), not the text "increment".
+    const value =
+      f.field.config.default === 'increment'
+        ? INCREMENT
+        : f.type.defaultValue
+          ? f.type.defaultValue(f.field, plan.context)
+          : plainDefault(f.field.config.default);
     if (value !== INCREMENT) return value;
     // The key field's increment belongs to the entries layer (it holds the lock on the stream).
     if (f.field.handle === plan.stream.config.key_name || !options.lookup.max) return undefined;
