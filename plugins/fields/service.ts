@@ -211,11 +211,17 @@ export class FieldsRegistry implements FieldsService {
         errors.push({ index: plan.byHandle.get(top)?.index ?? Number.MAX_SAFE_INTEGER, element });
       }
     }
-    if (errors.length > 0) throw new ValidationError(sortErrors(errors));
+    // Fields that failed above are neither cast nor checked further; the others still are,
+    // so one answer lists every failed rule (Laravel reports `unique` next to `max`).
+    const failed = new Set(errors.map((e) => String(e.element.meta?.field ?? '').split('.')[0]!));
 
     // Cast to the stored form (hash is async; most casts are not).
     const pending: Array<Promise<void>> = [];
     for (const handle of Object.keys(candidate)) {
+      if (failed.has(handle)) {
+        delete candidate[handle];
+        continue;
+      }
       const f = plan.byHandle.get(handle)!;
       const cast = f.type.cast ? f.type.cast(candidate[handle], f.field, context) : candidate[handle];
       if (cast instanceof Promise) pending.push(cast.then((v) => void (out[handle] = v)));
@@ -224,14 +230,20 @@ export class FieldsRegistry implements FieldsService {
     if (pending.length > 0) await Promise.all(pending);
 
     const result: EntryAttributes = patch && options.existing ? { ...options.existing, ...out } : out;
-    await this.verify(plan, candidate, result, options);
+    errors.push(...(await this.verify(plan, candidate, result, options)));
+    if (errors.length > 0) throw new ValidationError(sortErrors(errors));
     return result;
   }
 
   /** Async checks (unique, relationship existence) on the cast values, all at once. */
-  private async verify(plan: StreamPlan, candidate: Record<string, unknown>, attributes: EntryAttributes, options: PrepareOptions): Promise<void> {
+  private async verify(
+    plan: StreamPlan,
+    candidate: Record<string, unknown>,
+    attributes: EntryAttributes,
+    options: PrepareOptions,
+  ): Promise<Array<{ index: number; element: ErrorElement }>> {
     const fields = plan.verified.filter((f) => Object.hasOwn(candidate, f.field.handle));
-    if (fields.length === 0) return;
+    if (fields.length === 0) return [];
     const context: VerifyContext = { ...plan.context, lookup: options.lookup, key: options.key, mode: options.mode, attributes };
     const results = await Promise.all(
       fields.map(async (f) => {
@@ -249,8 +261,7 @@ export class FieldsRegistry implements FieldsService {
         return found.map((element) => ({ index: f.index, element }));
       }),
     );
-    const errors = results.flat();
-    if (errors.length > 0) throw new ValidationError(sortErrors(errors));
+    return results.flat();
   }
 
   private async defaultFor(f: FieldPlan, plan: StreamPlan, options: PrepareOptions): Promise<unknown> {

@@ -3,13 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, definePlugin, Kernel, type Plugin } from '../../kernel/index.js';
+import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 import { FIELDS, type FieldsService } from '../../plugins/fields/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
 import { ENCRYPTION_KEY_ENV } from '../../plugins/fields/index.js';
 import { MemoryLookup } from './harness.js';
 
-/** Streams and fields only: the other core plugins are switched off. */
-const FIELDS_ONLY = ['sources', 'entries', 'http', 'api'].map((name) => ({ name, enabled: false }));
+/** Streams and fields only: every other default core plugin is switched off. */
+const FIELDS_ONLY = DEFAULT_PLUGINS.filter((name) => name !== 'streams' && name !== 'fields').map((name) => ({ name, enabled: false }));
 const roots: string[] = [];
 
 async function boot(definitions: Record<string, unknown>, plugins: Plugin[] = []): Promise<Kernel> {

@@ -32,9 +32,13 @@ describe('fields service: first pass', () => {
       { message: 'The year field must be an integer.', meta: { field: 'year', rule: 'integer' } },
       { message: 'The email field must be a valid email address.', meta: { field: 'email', rule: 'email' } },
       { message: 'The selected kind is invalid.', meta: { field: 'kind', rule: 'in' } },
+      { message: 'The selected author id is invalid.', meta: { field: 'author_id', rule: 'exists' } },
     ]);
     const more = await errorsOf(service, books, { title: 'A very long title', author_id: 9 }, lookup);
-    expect(more).toEqual([{ message: 'The title field must not be greater than 10 characters.', meta: { field: 'title', rule: 'max' } }]);
+    expect(more).toEqual([
+      { message: 'The title field must not be greater than 10 characters.', meta: { field: 'title', rule: 'max' } },
+      { message: 'The selected author id is invalid.', meta: { field: 'author_id', rule: 'exists' } },
+    ]);
     const missing = await errorsOf(service, books, { title: 'Ok', author_id: 9 }, lookup);
     expect(missing).toEqual([{ message: 'The selected author id is invalid.', meta: { field: 'author_id', rule: 'exists' } }]);
   });

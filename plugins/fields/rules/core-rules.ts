@@ -17,6 +17,8 @@ function sizeRule(name: string, compare: (size: number, args: number[]) => boole
     messages,
     checkArgs: numberArgs(argCount),
     test(value, args, _field, _attributes, kind) {
+      // A non-number in a numeric field already fails its type (or `numeric`): one message, not two.
+      if (kind === 'numeric' && !Array.isArray(value) && !isNumeric(value)) return true;
       const size = sizeOf(value, kind);
       return size !== undefined && compare(size, args.map(Number));
     },
