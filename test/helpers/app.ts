@@ -1,138 +1,21 @@
 /**
- * Shared test helper: boot a whole app in-process over real HTTP.
+ * Shared test helper: boot a whole app in-process over real HTTP. It is the public
+ * `streams-kernel/testing` helper (plugins/addon/testing.ts) with `json` typed loosely,
+ * because tests read deep paths (`res.json.data.name`) and `expect` does the checking.
  *
- *   const app = await startApp({
- *     streams: { planets: { name: 'Planets', fields: { id: 'integer', name: 'string' } } },
- *     data: { planets: [{ id: 1, name: 'Tatooine' }] },   // -> streams/data/planets/1.json
- *     config: { api: { gate_status: 403 } },               // merged over the test defaults
- *     plugins: [myAddon],                                  // extra plugin objects
- *     files: { 'fields/common.json': '{...}' },            // any extra file under the app root
- *   });
+ *   const app = await startApp({ streams: {...}, data: {...}, config: {...}, plugins: [...] });
  *   const res = await app.request('GET', '/api/streams/planets/entries/1');
- *   res.status; res.headers['etag']; res.json; res.text;
- *   await app.close();                                     // shuts the kernel down, removes the folder
- *
- * The app folder is a fresh mkdtemp under os.tmpdir(): streams/<id>.json for each stream,
- * streams/data/<id>/<key>.json for each data row (key = the row's `id`, or `key` option).
- * The kernel listens on 127.0.0.1 port 0 with logging silent (set config.log to change it).
- * Keep this API stable: other suites use it.
+ *   await app.close();
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { request as undiciRequest } from 'undici';
-import { buildConfig, Kernel, type Plugin } from '../../kernel/index.js';
-import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { startTestApp, type StartAppOptions, type TestApp as PublicTestApp, type TestResponse as PublicResponse } from '../../plugins/addon/testing.js';
 
-export interface StartAppOptions {
-  /** Stream definitions by id, written to streams/<id>.json. */
-  streams?: Record<string, object>;
-  /** Entries by stream id, written to streams/data/<id>/<key>.json. */
-  data?: Record<string, Array<Record<string, unknown>>>;
-  /** The key field of each data row (default `id`); rows without it get 1, 2, 3... */
-  keyName?: string;
-  /** Raw config, merged over `{ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' } }`. */
-  config?: Record<string, unknown>;
-  /** Extra plugin objects loaded after the configured ones. */
-  plugins?: Plugin[];
-  /** Extra files by path relative to the app root (string content, or an object written as JSON). */
-  files?: Record<string, string | object>;
-}
-
-export interface TestResponse {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  /**
-   * The body parsed as JSON, or undefined when it is empty or not JSON. Deliberately
-   * `any`: tests read deep paths (`res.json.data.name`) and `expect` does the checking.
-   */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  json: any;
-}
-
-export interface TestApp {
-  url: string;
-  kernel: Kernel;
-  root: string;
-  /** Send a request; an object body is sent as JSON (content-type set unless given). */
+export type { StartAppOptions };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type TestResponse = PublicResponse<any>;
+export interface TestApp extends Omit<PublicTestApp, 'request'> {
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
-  close(): Promise<void>;
 }
 
-function merge(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(extra)) {
-    const current = out[key];
-    out[key] =
-      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' && !Array.isArray(current)
-        ? merge(current as Record<string, unknown>, value as Record<string, unknown>)
-        : value;
-  }
-  return out;
-}
-
-export async function startApp(options: StartAppOptions = {}): Promise<TestApp> {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'streams-app-'));
-  const write = (relative: string, content: string | object): void => {
-    const file = path.join(root, relative);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`);
-  };
-  mkdirSync(path.join(root, 'streams', 'data'), { recursive: true });
-  for (const [id, definition] of Object.entries(options.streams ?? {})) write(`streams/${id}.json`, definition);
-  const keyName = options.keyName ?? 'id';
-  for (const [id, rows] of Object.entries(options.data ?? {})) {
-    mkdirSync(path.join(root, 'streams', 'data', id), { recursive: true });
-    rows.forEach((row, index) => write(`streams/data/${id}/${String(row[keyName] ?? index + 1)}.json`, row));
-  }
-  for (const [relative, content] of Object.entries(options.files ?? {})) write(relative, content);
-
-  const raw = merge({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' } }, options.config ?? {});
-  let kernel: Kernel;
-  try {
-    kernel = new Kernel(buildConfig(raw, root), { plugins: options.plugins ?? [] });
-    await kernel.boot();
-  } catch (error) {
-    rmSync(root, { recursive: true, force: true });
-    throw error;
-  }
-  const url = kernel.resolve<HttpServer>(HTTP_SERVER).url;
-
-  return {
-    url,
-    kernel,
-    root,
-    async request(method, target, body, headers = {}) {
-      const sendHeaders: Record<string, string> = { ...headers };
-      let payload: string | undefined;
-      if (body !== undefined) {
-        if (typeof body === 'string') payload = body;
-        else {
-          payload = JSON.stringify(body);
-          if (!Object.keys(sendHeaders).some((h) => h.toLowerCase() === 'content-type')) sendHeaders['content-type'] = 'application/json';
-        }
-      }
-      const res = await undiciRequest(`${url}${target}`, { method: method as 'GET', headers: sendHeaders, body: payload });
-      const text = await res.body.text();
-      let json: unknown;
-      try {
-        json = text.length > 0 ? JSON.parse(text) : undefined;
-      } catch {
-        json = undefined;
-      }
-      const flat: Record<string, string> = {};
-      for (const [name, value] of Object.entries(res.headers)) {
-        if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      return { status: res.statusCode, headers: flat, text, json };
-    },
-    async close() {
-      try {
-        await kernel.shutdown();
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    },
-  };
+export function startApp(options: StartAppOptions = {}): Promise<TestApp> {
+  return startTestApp(options) as Promise<TestApp>;
 }

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectable } from 'tsyringe';
 import { buildConfig, ConfigError, definePlugin, Hooks, Kernel, loadConfigFile, type Plugin } from '../../kernel/index.js';
 import { orderPlugins } from '../../kernel/plugin-loader.js';
+import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 
-const NO_CORE = ['streams', 'fields', 'sources', 'entries', 'http', 'api'].map((name) => ({ name, enabled: false }));
+const NO_CORE = DEFAULT_PLUGINS.map((name) => ({ name, enabled: false }));
 
 let dir: string;
 beforeAll(async () => {

@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildConfig, Kernel, type Plugin } from '../../kernel/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
+import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 
 /** Only the streams plugin: the other core plugins are switched off in the config. */
-const STREAMS_ONLY = ['fields', 'sources', 'entries', 'http', 'api'].map((name) => ({ name, enabled: false }));
+const STREAMS_ONLY = DEFAULT_PLUGINS.filter((name) => name !== 'streams').map((name) => ({ name, enabled: false }));
 
 export interface RegistryApp {
   root: string;

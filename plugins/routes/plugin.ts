@@ -1,0 +1,31 @@
+import { definePlugin } from '../../kernel/index.js';
+import { API_MIDDLEWARE, type MiddlewareRegistry } from '../api/index.js';
+import { ENTRIES, type EntriesService } from '../entries/index.js';
+import { FIELDS, type FieldsService } from '../fields/index.js';
+import { HTTP_SERVER, type HttpServer } from '../http/index.js';
+import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { StreamRoutesService } from './stream-routes.js';
+import { STREAM_ROUTES } from './tokens.js';
+
+/** Serves the spec's stream `routes` (`uses` handlers and `view` renderers registered by addons). */
+export const routesPlugin = definePlugin({
+  name: 'routes',
+  requires: ['streams', 'fields', 'entries', 'http', 'api'],
+  register({ container, hooks }) {
+    const service = new StreamRoutesService();
+    container.registerInstance(STREAM_ROUTES, service);
+    hooks.on('definition.changed', ({ action, definition }) => {
+      if (action !== 'deleted' && definition) service.mountStream(definition as unknown as StreamDefinition);
+    });
+  },
+  boot({ container, logger }) {
+    container.resolve<StreamRoutesService>(STREAM_ROUTES).start({
+      server: container.resolve<HttpServer>(HTTP_SERVER),
+      registry: container.resolve<StreamRegistry>(STREAM_REGISTRY),
+      entries: container.resolve<EntriesService>(ENTRIES),
+      fields: container.resolve<FieldsService>(FIELDS),
+      middleware: container.resolve<MiddlewareRegistry>(API_MIDDLEWARE),
+      logger,
+    });
+  },
+});

@@ -1,0 +1,155 @@
+import type { Logger } from '../../kernel/index.js';
+import { type ApiRequest, type Middleware, type MiddlewareRegistry } from '../api/index.js';
+import type { EntriesService } from '../entries/index.js';
+import type { EntryAttributes, FieldsService } from '../fields/index.js';
+import type { HttpReply, HttpRequest, HttpServer } from '../http/index.js';
+import { definitionToJson, type RouteDefinition, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import type { StreamRouteHandler, StreamRoutes, ViewRenderer } from './contracts.js';
+import { compileUri } from './uri.js';
+
+interface Services {
+  server: HttpServer;
+  registry: StreamRegistry;
+  entries: EntriesService;
+  fields: FieldsService;
+  middleware: MiddlewareRegistry;
+  logger: Logger;
+}
+
+interface Mounted {
+  stream: string;
+  handle: string;
+  names: string[];
+  chain: Middleware[];
+}
+
+const HTML = 'text/html; charset=utf-8';
+
+function plain(status: number, message: string): HttpReply {
+  return { status, type: 'text/plain; charset=utf-8', body: `${message}\n` };
+}
+
+const METHODS: Record<string, string | string[]> = { any: '*', get: 'GET', put: 'PUT', post: 'POST', patch: 'PATCH', delete: 'DELETE' };
+
+/**
+ * Serves the `routes` of stream definitions on the HTTP server, outside the API prefix:
+ * `uses` calls a handler an addon registered under that name, `view` renders a template
+ * through the renderer an addon registered. Definitions created over the API get their
+ * routes at once; a route whose stream or handle is gone answers 404.
+ */
+export class StreamRoutesService implements StreamRoutes {
+  private readonly handlers = new Map<string, StreamRouteHandler>();
+  private renderer?: ViewRenderer;
+  private services?: Services;
+  /** Router key (`METHOD pattern`) -> what is mounted there; re-pointed when definitions change. */
+  private readonly mounted = new Map<string, Mounted>();
+
+  registerHandler(uses: string, handler: StreamRouteHandler): void {
+    if (this.handlers.has(uses)) throw new Error(`a stream route handler named "${uses}" is already registered`);
+    this.handlers.set(uses, handler);
+  }
+
+  registerRenderer(renderer: ViewRenderer): void {
+    this.renderer = renderer;
+  }
+
+  /** Mount every route of every definition (boot), then follow definition changes. */
+  start(services: Services): void {
+    this.services = services;
+    for (const definition of services.registry.list()) this.mountStream(definition);
+  }
+
+  mountStream(definition: StreamDefinition): void {
+    const { server, logger } = this.services!;
+    for (const route of definition.routes) {
+      const where = { stream: definition.id, route: route.handle };
+      const compiled = compileUri(route.uri);
+      if (typeof compiled === 'string') {
+        logger.warn(where, `stream route not served: ${compiled}`);
+        continue;
+      }
+      if (route.uses && !this.handlers.has(route.uses)) {
+        logger.warn({ ...where, uses: route.uses }, 'stream route uses a handler no plugin registers; it answers 501');
+      } else if (!route.uses && !this.renderer) {
+        logger.warn({ ...where, view: route.view }, 'stream route renders a view but no renderer is registered; it answers 501');
+      }
+      const method = METHODS[route.verb ?? 'any'] ?? '*';
+      const key = `${String(method)} ${compiled.pattern}`;
+      const previous = this.mounted.get(key);
+      if (previous && previous.stream !== definition.id) {
+        logger.warn({ ...where, uri: route.uri, taken: previous.stream }, 'stream route URI already served by another stream; skipped');
+        continue;
+      }
+      let chain: Middleware[];
+      try {
+        chain = (route.middleware ?? []).map((spec) => this.services!.middleware.create(spec));
+      } catch (error) {
+        logger.warn({ ...where, err: error }, 'stream route not served: unknown middleware');
+        continue;
+      }
+      const entry: Mounted = { stream: definition.id, handle: route.handle, names: compiled.names, chain };
+      this.mounted.set(key, entry);
+      if (!previous) server.route(method, compiled.pattern, (request) => this.dispatch(this.mounted.get(key)!, request));
+    }
+  }
+
+  private async dispatch(mounted: Mounted, request: HttpRequest): Promise<HttpReply> {
+    const definition = this.services!.registry.get(mounted.stream);
+    const route = definition?.routes.find((r) => r.handle === mounted.handle);
+    if (!definition || !route) return plain(404, 'Not Found');
+    const params: Record<string, string> = {};
+    mounted.names.forEach((name, index) => (params[name] = request.params[`p${index}`]!));
+    const api = {
+      interface: 'routes', prefix: '', endpoint: null, resource: null,
+      write: !['GET', 'HEAD', 'OPTIONS'].includes(request.method), allow: [], relativePath: request.path.slice(1),
+    };
+    const apiRequest = Object.assign(Object.create(request) as HttpRequest, { api }) as ApiRequest;
+    let index = 0;
+    const next = async (): Promise<HttpReply> => {
+      const middleware = mounted.chain[index++];
+      return middleware ? middleware(apiRequest, next) : this.serve(definition, route, params, request);
+    };
+    return next();
+  }
+
+  private async serve(definition: StreamDefinition, route: RouteDefinition, params: Record<string, string>, request: HttpRequest): Promise<HttpReply> {
+    const { entries, fields } = this.services!;
+    const stored = await this.findEntry(definition, params);
+    if (stored === null) return plain(404, 'Not Found');
+    const entry = stored ? fields.serialize(definition, stored) : undefined;
+    if (route.uses) {
+      const handler = this.handlers.get(route.uses);
+      if (!handler) return plain(501, `No handler is registered for "${route.uses}".`);
+      return handler({ request, stream: definition, route, params, entry, stored, entries });
+    }
+    // A route without `uses` renders a view: its `view`, else its name (`as`, default
+    // `<stream>.<handle>`), so the `route` shorthand renders `<stream>.view`.
+    const view = route.view ?? route.as ?? `${definition.id}.${route.handle}`;
+    if (!this.renderer) return plain(501, 'No view renderer is registered.');
+    const data: Parameters<ViewRenderer['render']>[1] = { stream: definitionToJson(definition), params, ...(entry ? { entry } : {}) };
+    if (!stored) {
+      const page = await entries.list(definition.id, { where: [], orderBy: [], page: 1, perPage: 100 });
+      data.entries = page.entries.map((e) => fields.serialize(definition, e));
+    }
+    const body = await this.renderer.render(view, data);
+    return { status: 200, type: this.renderer.type ?? HTML, body };
+  }
+
+  /**
+   * The entry a URI names: `{id}`/`{entry.<key>}` by key, `{entry.<field>}` by that field.
+   * undefined when the URI names no entry, null when it names one that does not exist.
+   */
+  private async findEntry(definition: StreamDefinition, params: Record<string, string>): Promise<EntryAttributes | undefined | null> {
+    const { entries } = this.services!;
+    const keyName = definition.config.key_name;
+    for (const [name, value] of Object.entries(params)) {
+      const field = name === 'id' ? keyName : name.startsWith('entry.') ? name.slice('entry.'.length) : undefined;
+      if (!field) continue;
+      if (field === keyName) return (await entries.find(definition.id, value)) ?? null;
+      const found = await entries.list(definition.id, { where: [{ boolean: 'and', field, operator: '=', value }], orderBy: [], page: 1, perPage: 1 });
+      return found.entries[0] ?? null;
+    }
+    return undefined;
+  }
+}
+

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import * as addon from '../../plugins/addon/index.js';
+import * as testing from '../../plugins/addon/testing.js';
+
+/**
+ * The addon API is a semver promise: this list is its runtime surface. Removing or
+ * renaming an export fails here; adding one means adding it here (and to docs/addons.md).
+ */
+const RUNTIME_EXPORTS = [
+  'API', 'API_MIDDLEWARE', 'APP_ROOT', 'ApiGate', 'AppError', 'BadRequestError', 'CONFIG', 'ENTRIES', 'FIELDS',
+  'HOOKS', 'HOOK_NAMES', 'HTTP_SERVER', 'Hooks', 'KeyedLock', 'LOGGER', 'MemorySource', 'NotFoundError', 'SOURCES',
+  'STREAM_REGISTRY', 'STREAM_ROUTES', 'SingleFileSource', 'ValidationError', 'assertFileKey', 'compareEntries',
+  'definePlugin', 'definitionToJson', 'fieldOf', 'isAppError', 'matchesWhere', 'removeFileDurable', 'resolveInRoot',
+  'writeFileDurable',
+];
+
+describe('streams-kernel/addon', () => {
+  it('exports exactly the documented runtime surface', () => {
+    expect(Object.keys(addon).sort()).toEqual([...RUNTIME_EXPORTS].sort());
+  });
+
+  it('names every hook point', () => {
+    expect(addon.HOOK_NAMES).toEqual(expect.arrayContaining(['definition.extend', 'entry.creating', 'entry.deleted', 'request.handled']));
+    expect(addon.HOOK_NAMES).toHaveLength(15);
+  });
+
+  it('uses global symbols for tokens, so an addon with its own copy of the package resolves the same services', () => {
+    for (const token of [addon.API, addon.API_MIDDLEWARE, addon.CONFIG, addon.ENTRIES, addon.FIELDS, addon.HOOKS, addon.HTTP_SERVER, addon.LOGGER, addon.SOURCES, addon.STREAM_REGISTRY, addon.STREAM_ROUTES]) {
+      expect(typeof token).toBe('symbol');
+      expect(Symbol.keyFor(token as symbol)).toMatch(/^streams-kernel:/);
+    }
+  });
+});
+
+describe('streams-kernel/testing', () => {
+  it('exports startTestApp', () => {
+    expect(Object.keys(testing)).toEqual(['startTestApp']);
+  });
+});
