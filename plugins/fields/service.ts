@@ -283,8 +283,9 @@ export class FieldsRegistry implements FieldsService {
 
   serialize(stream: StreamDefinition, entry: EntryAttributes): Record<string, unknown> {
     const plan = this.plan(stream);
-    // Plain streams: nothing to do, the stored object is the API form (read-only for callers).
-    if (plan.plain) return entry;
+    // Plain streams: nothing per field to do; a shallow copy so callers may add keys (relations)
+    // without touching the stored entry.
+    if (plan.plain) return { ...entry };
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(entry)) if (!plan.protectedHandles.has(key)) out[key] = entry[key];
     for (const f of plan.serialized) {

@@ -235,6 +235,10 @@ describe.each(cases.map((c) => [`${c.type}${c.config ? ` ${JSON.stringify(c.conf
 
   it('accepts null when not required, and a missing value', async () => {
     expect(await service.prepare(definition, { value: null }, { mode: 'create', lookup })).toEqual({ value: null });
+    // An empty form input is no value for every type but text.
+    if (!['string', 'hash', 'encrypted', 'array', 'object', 'multiselect'].includes(c.type)) {
+      expect(await service.prepare(definition, { value: '' }, { mode: 'create', lookup })).toEqual({ value: null });
+    }
     expect(await service.prepare(definition, {}, { mode: 'create', lookup })).toEqual({});
   });
 

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { FieldType } from '../contracts.js';
 import { plainDefault } from './helpers.js';
 
-const text = (value: unknown): unknown => (typeof value === 'string' ? value.trim() : value);
+/** Trimmed text; a blank string is no value (an empty form input), as Laravel's ConvertEmptyStringsToNull. */
+const text = (value: unknown): unknown => {
+  if (typeof value !== 'string') return value;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+};
 
 export const emailType: FieldType = {
   name: 'email',
@@ -67,7 +72,7 @@ export const slugType: FieldType = {
     return { type: 'string', pattern: `^[a-z0-9]+(?:${sep}[a-z0-9]+)*$` };
   },
   // The slug type's job is to make a slug of its input (as upstream's Str::slug on set).
-  normalize: (value, field) => (typeof value === 'string' ? slugify(value, separatorOf(field.config)) : value),
+  normalize: (value, field) => (typeof value !== 'string' ? value : value.trim() === '' ? null : slugify(value, separatorOf(field.config))),
   castFilter: (value) => (typeof value === 'number' ? String(value) : value),
   check: (field) =>
     field.config.separator === undefined || (typeof field.config.separator === 'string' && field.config.separator.length <= 3)
