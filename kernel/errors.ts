@@ -10,9 +10,25 @@ export interface ErrorElement {
   meta?: { field?: string; rule?: string; [key: string]: unknown };
 }
 
+/**
+ * A brand instead of prototype identity: an addon may bring its own copy of this module
+ * (a nested node_modules), and its errors must still be recognised as AppErrors.
+ */
+const BRAND = Symbol.for('streams-kernel:app-error');
+
+function isBranded(value: unknown): value is AppError {
+  return value instanceof Error && (value as unknown as Record<symbol, unknown>)[BRAND] === true;
+}
+
 export class AppError extends Error {
   readonly status: number;
   readonly errors: ErrorElement[];
+
+  /** `x instanceof AppError` (or a subclass) holds across copies of this module. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    return isBranded(value) && (this === AppError || value.name === this.name);
+  }
 
   constructor(status: number, message: string, errors?: ErrorElement[]) {
     super(message);
@@ -63,6 +79,8 @@ export class ConfigError extends Error {
   }
 }
 
+(AppError.prototype as unknown as Record<symbol, boolean>)[BRAND] = true;
+
 export function isAppError(error: unknown): error is AppError {
-  return error instanceof AppError;
+  return isBranded(error);
 }

@@ -181,3 +181,17 @@ describe('decorator metadata (guards against an esbuild-based vite)', () => {
     expect(Reflect.getMetadata('design:paramtypes', Service)[0]).toBe(Clock);
   });
 });
+
+describe('errors from another copy of the kernel module', () => {
+  it('are recognised as AppErrors (and their subclass) by brand', async () => {
+    const { AppError, NotFoundError, ValidationError, isAppError } = await import('../../kernel/errors.js');
+    const brand = Symbol.for('streams-kernel:app-error');
+    const foreign = Object.assign(new Error('Stream [x] not found.'), { name: 'NotFoundError', status: 404, errors: [{ message: 'x' }], [brand]: true });
+    expect(isAppError(foreign)).toBe(true);
+    expect(foreign instanceof AppError).toBe(true);
+    expect(foreign instanceof NotFoundError).toBe(true);
+    expect(foreign instanceof ValidationError).toBe(false);
+    expect(new Error('plain') instanceof AppError).toBe(false);
+    expect(new NotFoundError('x') instanceof ValidationError).toBe(false);
+  });
+});
