@@ -59,31 +59,7 @@ function casesFor(field: string): Case[] {
   return cases;
 }
 
-/**
- * The one place where the reference code and its documented rule disagree: IN is "the
- * field (or an element of an array field) equals one of the values" (one level, as in
- * MongoDB), but plugins/sources/criteria/match.ts recurses into nested arrays, so
- * `[[1]] IN [1]` matches there. The translation follows the documented rule; such
- * entries are checked against the rule instead of the reference code.
- */
-function nestedArrayIn(where: WhereClause[], entry: Entry): boolean {
-  return where.some(
-    (c) => (c.operator === 'IN' || c.operator === 'NOT IN') && Array.isArray(entry[c.field]) && (entry[c.field] as unknown[]).some(Array.isArray),
-  );
-}
-
-function documentedIn(where: WhereClause[], entry: Entry): boolean {
-  const c = where[0]!;
-  const list = c.value as unknown[];
-  const stored = entry[c.field] as unknown[];
-  const hit = stored.some((item) => !Array.isArray(item) && list.includes(item));
-  return c.operator === 'IN' ? hit : !hit;
-}
-
 function selectedByReference(entries: Entry[], where: WhereClause[]): unknown[] {
-  if (entries.some((e) => nestedArrayIn(where, e))) {
-    return entries.filter((e) => (nestedArrayIn(where, e) ? documentedIn(where, e) : matchesWhere(where, e))).map((e) => e.id);
-  }
   return entries.filter((e) => matchesWhere(where, e)).map((e) => e.id);
 }
 
@@ -95,12 +71,13 @@ function selectedByMongo(entries: Entry[], where: WhereClause[]): unknown[] {
 describe('criteria translation against the in-memory engine (mingo, no server)', () => {
   const entries = fixtures();
 
-  it('IN does not look into nested arrays (documented rule; the reference code recurses)', () => {
-    const nested = { id: 1, v: [[1]] };
+  it('IN looks one level into arrays, never deeper, on both engines', () => {
     const where = [clause('v', 'IN', [1])];
-    console.info('[mongodb translation] IN on nested arrays follows the documented one-level rule; the reference code recurses (reported to the sources owner)');
-    expect(new Query(wire(buildFilter(where, KEY))).test(wire(toDocument(nested, KEY, 1)))).toBe(false);
-    expect(new Query(wire(buildFilter(where, KEY))).test(wire(toDocument({ id: 2, v: [2, 1] }, KEY, 2)))).toBe(true);
+    const query = new Query(wire(buildFilter(where, KEY)));
+    for (const [entry, expected] of [[{ id: 1, v: [[1]] }, false], [{ id: 2, v: [2, 1] }, true]] as const) {
+      expect(matchesWhere(where, entry)).toBe(expected);
+      expect(query.test(wire(toDocument(entry, KEY, entry.id)))).toBe(expected);
+    }
   });
 
   for (const field of ['v', 'n.x', 'n']) {

@@ -57,11 +57,13 @@ function compileClause(clause: WhereClause): EntryPredicate {
       const list = Array.isArray(value) ? value : [value];
       const scalars = new Set(list.filter((v) => v === null || typeof v !== 'object'));
       const objects = list.filter((v) => v !== null && typeof v === 'object');
+      const hitOne = (v: unknown): boolean =>
+        v === null || typeof v !== 'object' ? scalars.has(v) : objects.some((o) => valuesEqual(v, o));
+      // As MongoDB's $in: the value itself, or one element of an array value; never
+      // deeper (`[[1]]` is not IN `[1]`).
       const hit = (stored: unknown): boolean => {
         if (stored === undefined) return scalars.has(null);
-        if (stored === null || typeof stored !== 'object') return scalars.has(stored);
-        if (objects.some((o) => valuesEqual(stored, o))) return true;
-        return Array.isArray(stored) && stored.some((item) => hit(item));
+        return hitOne(stored) || (Array.isArray(stored) && stored.some(hitOne));
       };
       return operator === 'IN' ? (e) => hit(read(e)) : (e) => !hit(read(e));
     }
