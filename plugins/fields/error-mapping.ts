@@ -43,7 +43,8 @@ export function mapAjvErrors(errors: ErrorObject[], fallbackRule: (field: string
   }
   for (const field of unexplained) {
     const top = field.split('.')[0]!;
-    if (!out.some((e) => e.meta?.field === field || String(e.meta?.field).startsWith(`${top}`))) {
+    const taken = (f: unknown): boolean => f === top || String(f).startsWith(`${top}.`);
+    if (!out.some((e) => taken(e.meta?.field))) {
       add(field, fallbackRule(top), INVALID_MESSAGE);
     }
   }

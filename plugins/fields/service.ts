@@ -12,7 +12,7 @@ import type {
   VerifyContext,
 } from './contracts.js';
 import { mapAjvErrors } from './error-mapping.js';
-import { errorElement, REQUIRED_MESSAGE } from './messages.js';
+import { errorElement, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
 import { DefinitionIssue, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
 import { INCREMENT, plainDefault } from './defaults.js';
 
@@ -179,13 +179,14 @@ export class FieldsRegistry implements FieldsService {
     for (const f of plan.fields) {
       const handle = f.field.handle;
       let value: unknown = Object.hasOwn(input, handle) ? input[handle] : undefined;
-      if (value === undefined && !patch) value = await this.defaultFor(f, plan, options);
-      if (value === undefined && !patch && handle === keyName && options.mode === 'create' && this.keyStrategy(stream) === 'uuid') {
-        value = randomUUID();
-      }
+      if (value === undefined && !patch && f.field.config.default !== undefined) value = await this.defaultFor(f, plan, options);
+      const isKey = handle === keyName;
+      if (value === undefined && isKey && options.mode === 'create' && this.keyStrategy(stream) === 'uuid') value = randomUUID();
       if (value === undefined) {
-        if (f.required && !patch && !(handle === keyName && this.keyStrategy(stream) === 'increment')) {
+        if (f.required && !f.sometimes && !patch && !(isKey && this.keyStrategy(stream) === 'increment')) {
           errors.push({ index: f.index, element: errorElement(REQUIRED_MESSAGE, handle, 'required') });
+        } else if (f.present && !patch && !isKey) {
+          errors.push({ index: f.index, element: errorElement(PRESENT_MESSAGE, handle, 'present') });
         }
         continue;
       }

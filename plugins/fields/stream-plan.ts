@@ -34,6 +34,10 @@ export interface FieldPlan {
   type: FieldType;
   index: number;
   required: boolean;
+  /** `sometimes`: required only applies when the attribute is present. */
+  sometimes: boolean;
+  /** `present`: the attribute must be in the payload (null allowed). */
+  present: boolean;
   kind: ValueKind;
   verifyRules: VerifyRule[];
 }
@@ -124,7 +128,8 @@ export class PlanCompiler {
       const kind = kindOf(field, type, rules);
       const verifyRules: VerifyRule[] = [];
       properties[field.handle] = this.fieldSchema(field, type, rules, kind, verifyRules, `/fields/${index}`);
-      fields.push({ field, type, index, required: isRequired(field, extra), kind, verifyRules });
+      const names = new Set(rules.map((r) => parseRule(r).name));
+      fields.push({ field, type, index, required: isRequired(field, extra), sometimes: names.has('sometimes'), present: names.has('present'), kind, verifyRules });
     });
     const schema = { type: 'object', properties };
     let validate: ValidateFunction;

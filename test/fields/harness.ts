@@ -53,7 +53,11 @@ export class MemoryLookup implements EntryLookup {
 }
 
 export function makeService(streams: StreamDefinition[] = [], timezone = 'UTC'): FieldsRegistry {
-  const byId = new Map(streams.map((s) => [s.id, s]));
+  return makeServiceWith(new Map(streams.map((s) => [s.id, s])), timezone);
+}
+
+/** A service over a registry stand-in the test may change (a stream defined later). */
+export function makeServiceWith(byId: Map<string, StreamDefinition>, timezone = 'UTC'): FieldsRegistry {
   const service = new FieldsRegistry({ timezone, resolveStream: (id) => byId.get(id) });
   for (const type of coreTypes) service.registerType(type);
   for (const rule of coreRules) service.registerRule(rule);

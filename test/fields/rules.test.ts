@@ -197,3 +197,17 @@ describe('addon rules', () => {
     expect(await errorsOf(service, definition, { n: 3 })).toEqual([{ message: 'The n field must be even.', meta: { field: 'n', rule: 'even' } }]);
   });
 });
+
+describe('rules sometimes and present', () => {
+  const definition = stream('books', { title: { type: 'string', rules: 'sometimes|required|min:2' }, note: { type: 'string', rules: 'present|nullable' } });
+  const service = makeService([definition]);
+  const lookup = new MemoryLookup();
+
+  it('checks a sometimes field only when it is sent, and requires a present field in the payload', async () => {
+    expect(await service.prepare(definition, { note: null }, { mode: 'create', lookup })).toEqual({ note: null });
+    expect(await errorsOf(service, definition, { title: '' }, lookup)).toEqual([
+      { message: 'The title field is required.', meta: { field: 'title', rule: 'required' } },
+      { message: 'The note field must be present.', meta: { field: 'note', rule: 'present' } },
+    ]);
+  });
+});

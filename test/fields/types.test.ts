@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isHashed, verifyHash } from '../../plugins/fields/index.js';
-import { errorsOf, makeService, MemoryLookup, stream } from './harness.js';
+import { errorsOf, makeService, makeServiceWith, MemoryLookup, stream } from './harness.js';
 
 interface TypeCase {
   type: string;
@@ -368,8 +368,16 @@ describe('array and object shapes from other streams', () => {
     ]);
   });
 
-  it('names an unknown item stream at load', () => {
-    const bad = stream('bad', { list: { type: 'array', config: { stream: 'nowhere' } } });
-    expect(service.check(bad)).toEqual([{ path: expect.any(String), message: expect.stringContaining('config.stream names no known stream') }]);
+  it('accepts a shape stream that loads later, and validates with it once it exists', async () => {
+    const known = new Map<string, ReturnType<typeof stream>>();
+    const later = makeServiceWith(known);
+    const orders = stream('orders', { lines: { type: 'array', config: { stream: 'lines' } } });
+    known.set('orders', orders);
+    expect(later.check(orders)).toEqual([]);
+    expect((await later.prepare(orders, { lines: [{ qty: 'x' }] }, { mode: 'create', lookup })).lines).toEqual([{ qty: 'x' }]);
+    known.set('lines', stream('lines', { qty: 'integer' }));
+    expect(await errorsOf(later, orders, { lines: [{ qty: 'x' }] }, lookup)).toEqual([
+      { message: 'The lines.0.qty field must be an integer.', meta: { field: 'lines.0.qty', rule: 'integer' } },
+    ]);
   });
 });

@@ -12,9 +12,10 @@ interface ItemPlan {
 function itemPlan(field: FieldDefinition, context: FieldTypeContext): ItemPlan {
   if (field.config.enforce_items === false) return { defs: [] };
   if (field.config.stream !== undefined) {
+    // A stream not (yet) known is no shape: definitions load in any order, and the plan is
+    // rebuilt as soon as the named stream appears in the registry.
     const shape = context.toolkit.stream(field.config.stream);
-    if (!shape) throw new Error(`Field [${field.handle}] of stream [${context.stream.id}]: config.stream names no known stream.`);
-    return { defs: [], shape };
+    return shape ? { defs: [], shape } : { defs: [] };
   }
   if (field.config.items !== undefined) return { defs: context.toolkit.fields(field.config.items) };
   return { defs: [] };
@@ -114,8 +115,9 @@ function allowedPlan(field: FieldDefinition, context: FieldTypeContext): Allowed
     if (!isRecord(entry)) continue;
     if (entry.stream !== undefined) {
       const shape = context.toolkit.stream(entry.stream);
-      if (!shape) throw new Error(`Field [${field.handle}] of stream [${context.stream.id}]: config.allowed names unknown stream [${String(entry.stream)}].`);
-      plan.shapes.push(shape);
+      // Unknown (not yet loaded) stream: any object until it appears (the plan is then rebuilt).
+      if (shape) plan.shapes.push(shape);
+      else plan.open = true;
     }
     if (entry.generic !== undefined || entry.prototype !== undefined) plan.open = true;
   }
