@@ -381,3 +381,26 @@ describe('array and object shapes from other streams', () => {
     ]);
   });
 });
+
+describe('nested protected fields and trees', () => {
+  it('drops protected properties inside objects and stream-shaped items on read', async () => {
+    const accounts = stream('accounts', { login: 'string', token: { type: 'string', protected: true } });
+    const users = stream('users', {
+      profile: { type: 'object', config: { properties: { name: 'string', pin: { type: 'string', protected: true } } } },
+      accounts: { type: 'array', config: { stream: 'accounts' } },
+    });
+    const service = makeService([accounts, users]);
+    const stored = await service.prepare(users, { profile: { name: 'Ann', pin: '1234' }, accounts: [{ login: 'ann', token: 't' }] }, { mode: 'create', lookup: new MemoryLookup() });
+    expect(stored).toEqual({ profile: { name: 'Ann', pin: '1234' }, accounts: [{ login: 'ann', token: 't' }] });
+    expect(service.serialize(users, stored)).toEqual({ profile: { name: 'Ann' }, accounts: [{ login: 'ann' }] });
+  });
+
+  it('compiles a stream whose items are entries of itself (one level checked)', async () => {
+    const nodes = stream('nodes', { name: { type: 'string', required: true }, children: { type: 'array', config: { stream: 'nodes' } } });
+    const service = makeService([nodes]);
+    expect(service.check(nodes)).toEqual([]);
+    expect(await errorsOf(service, nodes, { name: 'root', children: [{ children: [] }] })).toEqual([
+      { message: 'The children.0.name field is required.', meta: { field: 'children.0.name', rule: 'required' } },
+    ]);
+  });
+});
