@@ -30,7 +30,7 @@ export async function benchDataset({ options, dataset, track, log }) {
   const product = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count) }));
   out.bootMs = product.bootMs;
   out.rssAfterBootKb = memoryOf(product.pid)?.rssKb ?? null;
-  log(`[${label}] product booted in ${fmt(product.bootMs)} ms at ${product.url}, RSS ${fmt((out.rssAfterBootKb ?? NaN) / 1024, 1)} MB`);
+  log(`[${label}] product listening after ${fmt(product.bootMs)} ms at ${product.url}, RSS ${fmt((out.rssAfterBootKb ?? NaN) / 1024, 1)} MB`);
   let ceiling = null;
   let peer = null;
   try {

@@ -44,8 +44,11 @@ function panel(x0, title, unit, counts, series) {
 export function scalingSvg(rows, caption) {
   const counts = rows.map((r) => r.count);
   const panels = [
-    panel(0, 'Boot time', 'ms', counts, [{ name: 'boot', points: rows.map((r) => [r.count, r.bootMs]) }]),
-    panel(W, 'Memory after boot', 'MB', counts, [{ name: 'RSS', points: rows.map((r) => [r.count, r.rssKb / 1024]) }]),
+    panel(0, 'Boot time', 'ms', counts, [
+      { name: 'first entry served', points: rows.map((r) => [r.count, r.bootMs]) },
+      { name: 'listening', points: rows.map((r) => [r.count, r.listeningMs ?? NaN]) },
+    ]),
+    panel(W, 'Memory, first entry served', 'MB', counts, [{ name: 'RSS', points: rows.map((r) => [r.count, r.rssKb / 1024]) }]),
     panel(2 * W, 'Filtered + sorted page, 1 client', 'ms', counts, [
       { name: 'p50', points: rows.map((r) => [r.count, r.filter?.p50Ms ?? NaN]) },
       { name: 'p99', points: rows.map((r) => [r.count, r.filter?.p99Ms ?? NaN]) },
