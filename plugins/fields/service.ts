@@ -13,7 +13,7 @@ import type {
 } from './contracts.js';
 import { mapAjvErrors } from './error-mapping.js';
 import { errorElement, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
-import { DefinitionIssue, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
+import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
 import { INCREMENT, plainDefault } from './defaults.js';
 
 /** Type names: `^[a-z][a-z0-9_]*$` (spec: addon types). */
@@ -153,7 +153,8 @@ export class FieldsRegistry implements FieldsService {
       this.plans.set(stream, compiler.compile());
     } catch (error) {
       // A type that cannot build its schema (unknown item stream...) throws; that is a definition problem too.
-      if (error instanceof DefinitionIssue) problems.push({ path: error.path, message: error.message });
+      if (error instanceof DefinitionIssues) for (const issue of error.issues) problems.push({ path: issue.path, message: issue.message });
+      else if (error instanceof DefinitionIssue) problems.push({ path: error.path, message: error.message });
       else problems.push({ path: '/fields', message: (error as Error).message });
     }
     return problems;

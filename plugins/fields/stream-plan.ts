@@ -21,6 +21,14 @@ export class DefinitionIssue extends Error {
   }
 }
 
+/** Every problem of one definition (a definition can have several; all are reported at once). */
+export class DefinitionIssues extends Error {
+  constructor(readonly issues: DefinitionIssue[]) {
+    super(issues.map((i) => i.message).join(' '));
+    this.name = 'DefinitionIssues';
+  }
+}
+
 /** A rule that runs after validation and cast (unique, exists). */
 export interface VerifyRule {
   name: string;
@@ -92,6 +100,8 @@ export class PlanCompiler {
   private readonly shapes = new WeakMap<FieldDefinition[], NestedShape>();
   private readonly inline = new WeakMap<object, NestedShape>();
   private readonly matchers = new WeakMap<FieldDefinition, ValidateFunction>();
+  /** Rule problems found while compiling; reported together at the end. */
+  private readonly issues: DefinitionIssue[] = [];
   readonly context: FieldTypeContext;
 
   constructor(private readonly stream: StreamDefinition, private readonly env: PlanEnvironment) {
@@ -117,7 +127,7 @@ export class PlanCompiler {
     const properties: Record<string, unknown> = {};
     for (const handle of Object.keys(stream.rules)) {
       if (!stream.fields.some((f) => f.handle === handle)) {
-        throw new DefinitionIssue(`/rules/${handle}`, `Stream [${stream.id}] has rules for [${handle}], which is not one of its fields.`);
+        this.issues.push(new DefinitionIssue(`/rules/${handle}`, `Stream [${stream.id}] has rules for [${handle}], which is not one of its fields.`));
       }
     }
     stream.fields.forEach((field, index) => {
@@ -127,10 +137,14 @@ export class PlanCompiler {
       if (field.unique && !rules.some((r) => parseRule(r).name === 'unique')) rules.push('unique');
       const kind = kindOf(field, type, rules);
       const verifyRules: VerifyRule[] = [];
-      properties[field.handle] = this.fieldSchema(field, type, rules, kind, verifyRules, `/fields/${index}`);
+      // Where each rule was written, for load-time problems: the field's list, then the stream's.
+      const where = (j: number): string =>
+        j < field.rules.length ? `/fields/${index}/rules/${j}` : j < field.rules.length + extra.length ? `/rules/${field.handle}/${j - field.rules.length}` : `/fields/${index}/unique`;
+      properties[field.handle] = this.fieldSchema(field, type, rules, kind, verifyRules, where);
       const names = new Set(rules.map((r) => parseRule(r).name));
       fields.push({ field, type, index, required: isRequired(field, extra), sometimes: names.has('sometimes'), present: names.has('present'), kind, verifyRules });
     });
+    if (this.issues.length > 0) throw new DefinitionIssues(this.issues);
     const schema = { type: 'object', properties };
     let validate: ValidateFunction;
     try {
@@ -179,7 +193,7 @@ export class PlanCompiler {
     rules: string[],
     kind: ValueKind,
     verifyRules: VerifyRule[],
-    path: string,
+    where: (index: number) => string,
   ): Record<string, unknown> {
     const parts: Record<string, unknown>[] = [
       { ...type.schema(field, this.context), [RULE]: type.rule ?? type.name, [MESSAGE]: type.message ?? INVALID_MESSAGE },
@@ -188,11 +202,13 @@ export class PlanCompiler {
       const parsed = parseRule(source);
       const rule = this.env.rules.get(parsed.name);
       if (!rule) {
-        throw new DefinitionIssue(`${path}/rules/${j}`, `Field [${field.handle}] of stream [${this.stream.id}] has unknown rule [${parsed.name}].`);
+        this.issues.push(new DefinitionIssue(where(j), `Field [${field.handle}] of stream [${this.stream.id}] has unknown rule [${parsed.name}].`));
+        return;
       }
       const problem = rule.checkArgs?.(parsed.args);
       if (problem) {
-        throw new DefinitionIssue(`${path}/rules/${j}`, `Field [${field.handle}] of stream [${this.stream.id}]: rule [${parsed.source}] ${problem}.`);
+        this.issues.push(new DefinitionIssue(where(j), `Field [${field.handle}] of stream [${this.stream.id}]: rule [${parsed.source}] ${problem}.`));
+        return;
       }
       if (rule.marker) return;
       const message = fillArgs(rule.messages?.[kind] ?? rule.message, parsed.args);
@@ -215,7 +231,7 @@ export class PlanCompiler {
   nestedSchema(field: FieldDefinition): Record<string, unknown> {
     const type = this.typeOf(field, `/fields`);
     const kind = kindOf(field, type, field.rules);
-    const inner = this.fieldSchema(field, type, field.rules, kind, [], '/fields');
+    const inner = this.fieldSchema(field, type, field.rules, kind, [], (j) => `/fields/${field.handle}/rules/${j}`);
     const required = isRequired(field);
     return {
       if: { type: 'null' },

@@ -176,10 +176,16 @@ describe('stream-level rules and several failures', () => {
     const bad = stream('bad', { title: { type: 'string', rules: ['between:1', 'regex:/(/', 'frobnicate'] } }, { rules: { ghost: ['required'] } });
     const problems = service.check(bad);
     expect(problems[0]).toEqual({ path: '/rules/ghost', message: 'Stream [bad] has rules for [ghost], which is not one of its fields.' });
+    // Every rule problem of a definition is reported at once.
+    const several = stream('bad', { title: { type: 'string', rules: ['between:1', 'regex:/(/', 'frobnicate'] } });
+    expect(service.check(several).map((p) => p.path)).toEqual(['/fields/0/rules/0', '/fields/0/rules/1', '/fields/0/rules/2']);
     const fieldOnly = stream('bad', { title: { type: 'string', rules: ['between:1'] } });
     expect(service.check(fieldOnly)).toEqual([{ path: '/fields/0/rules/0', message: 'Field [title] of stream [bad]: rule [between:1] needs 2 numeric arguments.' }]);
     expect(service.check(stream('bad', { title: { type: 'string', rules: ['regex:/(/'] } }))).toEqual([
       { path: '/fields/0/rules/0', message: 'Field [title] of stream [bad]: rule [regex:/(/] needs a valid regular expression.' },
+    ]);
+    expect(service.check(stream('bad', { title: { type: 'string', rules: ['max:3'] } }, { rules: { title: ['min:1', 'nope'] } }))).toEqual([
+      { path: '/rules/title/1', message: 'Field [title] of stream [bad] has unknown rule [nope].' },
     ]);
     expect(service.check(stream('bad', { title: { type: 'string', rules: ['frobnicate'] } }))).toEqual([
       { path: '/fields/0/rules/0', message: 'Field [title] of stream [bad] has unknown rule [frobnicate].' },
