@@ -1,0 +1,151 @@
+/**
+ * The example addon as a user gets it: `npm pack`ed, installed into a fresh application
+ * with npm, listed BY PACKAGE NAME in the app's config, booted by `node kernel/boot.js`
+ * (the real launcher on dist/) and used over HTTP.
+ *
+ * The kernel itself is not published, so the app's `node_modules/streams-kernel` is a
+ * symlink to this repository (what `npm install streams-kernel` would put there). The
+ * addon declares the kernel as a peer dependency, and the install uses
+ * `--legacy-peer-deps --offline`: a tarball without dependencies needs no registry.
+ */
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const addonDir = path.join(repo, 'plugins', 'addon-geo');
+const boot = path.join(repo, 'kernel', 'boot.js');
+const run = promisify(execFile);
+
+const npmVersion = spawnSync('npm', ['--version'], { encoding: 'utf8' });
+const hasNpm = npmVersion.status === 0;
+if (!hasNpm) console.log(`packed-addon.test.ts: skipped, npm is not available (${npmVersion.error?.message ?? npmVersion.stderr})`);
+
+/** Quiet npm: no audit/fund/update chatter, errors only. */
+const npmEnv = { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+
+let tmp: string;
+let app: string;
+let tarball: string;
+
+beforeAll(async () => {
+  if (!hasNpm) return;
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'packed-addon-'));
+  const { stdout } = await run('npm', ['pack', '--pack-destination', tmp, '--json'], { cwd: addonDir, env: npmEnv });
+  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = path.join(tmp, packed!.filename);
+
+  app = path.join(tmp, 'app');
+  await mkdir(path.join(app, 'streams'), { recursive: true });
+  // Its own package.json, so npm installs here instead of in a parent folder.
+  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'geo-app', private: true }));
+  await writeFile(
+    path.join(app, 'app.json'),
+    JSON.stringify({ http: { host: '127.0.0.1' }, log: { level: 'info' }, plugins: ['streams-addon-geo'] }, null, 2),
+  );
+  await writeFile(
+    path.join(app, 'streams', 'places.json'),
+    JSON.stringify({
+      name: 'Places',
+      geo: { field: 'location', radius_km: 10 },
+      fields: { id: 'integer', name: { type: 'string', required: true }, location: { type: 'geopoint', required: true } },
+    }),
+  );
+  await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', '--offline', tarball], { cwd: app, env: npmEnv });
+  // After the install: npm would prune a link it did not make.
+  await symlink(repo, path.join(app, 'node_modules', 'streams-kernel'), 'dir');
+}, 60_000);
+
+afterAll(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  exit: Promise<number | null>;
+}
+
+function start(): Promise<Running> {
+  const child = spawn(process.execPath, [boot, '--config', path.join(app, 'app.json'), '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no url line within 15 s; stdout: ${out} stderr: ${err}`));
+    }, 15_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]!, exit });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening; stderr: ${err}`));
+    });
+  });
+}
+
+// Tests read deep envelope paths; `expect` does the checking.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(url: string, method: 'GET' | 'POST', target: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await request(`${url}${target}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
+}
+
+describe.skipIf(!hasNpm)('the geo addon, packed and installed into an application', () => {
+  it('packs only the addon files and installs under its package name', async () => {
+    const installed = await readdir(path.join(app, 'node_modules', 'streams-addon-geo'));
+    expect(installed.sort()).toEqual(['README.md', 'geo-extension.js', 'geopoint.js', 'index.js', 'near.js', 'package.json', 'rounding.js']);
+    expect(path.basename(tarball)).toBe('streams-addon-geo-0.1.0.tgz');
+  });
+
+  it('boots with node kernel/boot.js, serves geopoints and near over HTTP, and stops with exit 0 on SIGTERM', async () => {
+    const running = await start();
+    try {
+      const { url } = running;
+      const created = await call(url, 'POST', '/api/streams/places/entries', { name: 'Eiffel Tower', location: '48.85837009,2.29448128' });
+      expect(created.status).toBe(201);
+      expect(created.json.data).toMatchObject({ id: 1, name: 'Eiffel Tower', location: { lat: 48.85837, lng: 2.294481 } });
+      expect((await call(url, 'POST', '/api/streams/places/entries', { name: 'Louvre', location: { lat: 48.8606, lng: 2.3376 } })).status).toBe(201);
+      expect((await call(url, 'POST', '/api/streams/places/entries', { name: 'Versailles', location: { lat: 48.8049, lng: 2.1204 } })).status).toBe(201);
+
+      const invalid = await call(url, 'POST', '/api/streams/places/entries', { name: 'Nowhere', location: { lat: 120, lng: 0 } });
+      expect(invalid.status).toBe(409);
+      expect(invalid.json.errors[0]).toMatchObject({ meta: { field: 'location', rule: 'geopoint' } });
+      expect(invalid.json.errors[0].message).toMatch(/^The location must be a geographic point/);
+
+      const near = await call(url, 'POST', '/api/streams/places/query', { parameters: [{ near: [48.8584, 2.2945, 5] }] });
+      expect(near.status).toBe(200);
+      expect(near.json.data.map((e: { name: string }) => e.name).sort()).toEqual(['Eiffel Tower', 'Louvre']);
+      // geo.radius_km (10) is the default distance: Versailles (~14 km) stays out.
+      const byDefault = await call(url, 'POST', '/api/streams/places/query', { parameters: [{ near: [48.8584, 2.2945] }] });
+      expect(byDefault.json.meta.total).toBe(2);
+      const wide = await call(url, 'POST', '/api/streams/places/query', { parameters: [{ near: ['location', 48.8584, 2.2945, 20] }] });
+      expect(wide.json.meta.total).toBe(3);
+
+      const bad = await call(url, 'POST', '/api/streams/places/query', { parameters: [{ near: [91, 2, 5] }] });
+      expect(bad.status).toBe(400);
+      expect(bad.json.errors[0].message).toMatch(/latitude/);
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    expect(await running.exit).toBe(0);
+  });
+});
