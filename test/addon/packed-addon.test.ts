@@ -148,4 +148,27 @@ describe.skipIf(!hasNpm)('the geo addon, packed and installed into an applicatio
     }
     expect(await running.exit).toBe(0);
   });
+
+  it('loads in a plain node process with streams-kernel/testing, as an author tests it (no kernel/main, no vitest setup)', async () => {
+    // Regression: importing streams-kernel/addon or /testing outside kernel/main threw
+    // "tsyringe requires a reflect polyfill" until they imported reflect-metadata first.
+    const script = path.join(app, 'author-test.mjs');
+    await writeFile(
+      script,
+      [
+        "import geo from 'streams-addon-geo';",
+        "import { startTestApp } from 'streams-kernel/testing';",
+        "const app = await startTestApp({ streams: { spots: { fields: { id: 'integer', at: 'geopoint' } } }, plugins: [geo] });",
+        'try {',
+        "  const created = await app.request('POST', '/api/streams/spots/entries', { at: '1.23456789,2' });",
+        "  const near = await app.request('POST', '/api/streams/spots/query', { parameters: [{ near: ['at', 1.2, 2, 10] }] });",
+        '  console.log(JSON.stringify({ name: geo.name, status: created.status, at: created.json.data.at, near: near.json.meta.total }));',
+        '} finally {',
+        '  await app.close();',
+        '}',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script], { cwd: app });
+    expect(JSON.parse(stdout.trim())).toEqual({ name: 'geo', status: 201, at: { lat: 1.234568, lng: 2 }, near: 1 });
+  });
 });
