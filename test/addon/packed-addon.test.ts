@@ -7,9 +7,13 @@
  * symlink to this repository (what `npm install streams-kernel` would put there). The
  * addon declares the kernel as a peer dependency, and the install uses
  * `--legacy-peer-deps --offline`: a tarball without dependencies needs no registry.
+ *
+ * The last suite follows docs/addons.md from an empty folder: its package.json, index.js
+ * and test file are taken from the doc's code blocks, the addon's own tests run with
+ * `npm test`, and the packed addon boots in an application (so the doc cannot rot).
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,8 +75,8 @@ interface Running {
   exit: Promise<number | null>;
 }
 
-function start(): Promise<Running> {
-  const child = spawn(process.execPath, [boot, '--config', path.join(app, 'app.json'), '--port', '0'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(config = path.join(app, 'app.json')): Promise<Running> {
+  const child = spawn(process.execPath, [boot, '--config', config, '--port', '0'], { cwd: path.dirname(config), stdio: ['ignore', 'pipe', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let out = '';
   let err = '';
@@ -170,5 +174,56 @@ describe.skipIf(!hasNpm)('the geo addon, packed and installed into an applicatio
     );
     const { stdout } = await run(process.execPath, [script], { cwd: app });
     expect(JSON.parse(stdout.trim())).toEqual({ name: 'geo', status: 201, at: { lat: 1.234568, lng: 2 }, near: 1 });
+  });
+});
+
+/** The first fenced code block after `marker` in docs/addons.md. */
+function blockAfter(doc: string, marker: string): string {
+  const start = doc.indexOf(marker);
+  if (start < 0) throw new Error(`docs/addons.md lost its "${marker}" block`);
+  const match = /```[a-z]*\n([\s\S]*?)```/.exec(doc.slice(start));
+  if (!match) throw new Error(`no code block after "${marker}"`);
+  return match[1]!;
+}
+
+describe.skipIf(!hasNpm)('the tutorial of docs/addons.md, followed from an empty folder', () => {
+  it('gives an addon whose own tests pass and which installs, boots and vetoes writes', async () => {
+    const doc = await readFile(path.join(repo, 'docs', 'addons.md'), 'utf8');
+    const folder = path.join(tmp, 'streams-addon-locked');
+    await mkdir(path.join(folder, 'test'), { recursive: true });
+    await writeFile(path.join(folder, 'package.json'), blockAfter(doc, '**package.json**'));
+    await writeFile(path.join(folder, 'index.js'), blockAfter(doc, '**index.js**'));
+    await writeFile(path.join(folder, 'test', 'locked.test.js'), blockAfter(doc, '**test/locked.test.js**'));
+    await writeFile(path.join(folder, 'README.md'), '# streams-addon-locked\n');
+    // "npm install --save-dev /path/to/streams-kernel": a folder outside the project is only linked.
+    await run('npm', ['install', '--save-dev', '--no-audit', '--no-fund', '--ignore-scripts', '--offline', repo], { cwd: folder, env: npmEnv });
+
+    const tests = await run('npm', ['test'], { cwd: folder, env: npmEnv }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`the tutorial's tests failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+    });
+    expect(tests.stdout).toMatch(/# pass 3\b/);
+    expect(tests.stdout).toMatch(/# fail 0\b/);
+
+    // Section 5, "Packed, as your users get it".
+    const { stdout } = await run('npm', ['pack', '--pack-destination', tmp, '--json'], { cwd: folder, env: npmEnv });
+    const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    expect(packed!.files.map((f) => f.path).sort()).toEqual(['README.md', 'index.js', 'package.json']);
+    const tryApp = path.join(tmp, 'try-app');
+    await mkdir(path.join(tryApp, 'streams'), { recursive: true });
+    await writeFile(path.join(tryApp, 'package.json'), JSON.stringify({ name: 'try-app', private: true }));
+    await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', '--offline', path.join(tmp, packed!.filename)], { cwd: tryApp, env: npmEnv });
+    await symlink(repo, path.join(tryApp, 'node_modules', 'streams-kernel'), 'dir');
+    await writeFile(path.join(tryApp, 'app.json'), JSON.stringify({ plugins: ['streams-addon-locked'] }));
+    await writeFile(path.join(tryApp, 'streams', 'planets.json'), JSON.stringify({ locked: true, fields: { id: 'integer', name: 'string' } }));
+
+    const running = await start(path.join(tryApp, 'app.json'));
+    try {
+      const refused = await call(running.url, 'POST', '/api/streams/planets/entries', { name: 'Hoth' });
+      expect(refused.status).toBe(403);
+      expect(refused.json.errors[0].message).toBe('Stream [planets] is locked.');
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    expect(await running.exit).toBe(0);
   });
 });
