@@ -1,9 +1,10 @@
 import { KeyedLock, type Logger } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import type { Entry, EntryKey, OrderClause, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from './contracts.js';
-import { compileWhere, type EntryPredicate } from './criteria/match.js';
+import { compileWhere } from './criteria/match.js';
 import { compareEntries, orderSignature } from './criteria/order.js';
 import { compareKeys, keyId } from './criteria/values.js';
+import { MatchCache } from './match-cache.js';
 import { SourceClosedError } from './source-errors.js';
 
 /** How many distinct sorted orders are kept between writes. */
@@ -26,6 +27,8 @@ export abstract class MemorySource implements Source {
   /** Every entry in key order (maintained incrementally). */
   private keyOrdered: Entry[] = [];
   private readonly sorted = new Map<string, Entry[]>();
+  /** Ordered matches of recent filtered queries, dropped on every write. */
+  private readonly matches = new MatchCache();
   private loading: Promise<void> | undefined;
   private loaded = false;
   private closed = false;
@@ -137,12 +140,14 @@ export abstract class MemorySource implements Source {
 
   async query(query: SourceQuery): Promise<Entry[]> {
     if (!this.loaded) await this.open();
-    return this.run(query, false).entries;
+    return this.run(query).entries;
   }
 
   async count(where: WhereClause[]): Promise<number> {
     if (!this.loaded) await this.open();
     if (where.length === 0) return this.byKey.size;
+    const cached = this.matches.get(`${JSON.stringify(where)}|`);
+    if (cached) return cached.length;
     const predicate = compileWhere(where);
     let n = 0;
     for (const entry of this.keyOrdered) if (predicate(entry)) n++;
@@ -151,7 +156,7 @@ export abstract class MemorySource implements Source {
 
   async paginate(query: SourceQuery): Promise<SourcePage> {
     if (!this.loaded) await this.open();
-    return this.run(query, true);
+    return this.run(query);
   }
 
   async maxIntegerKey(): Promise<number | undefined> {
@@ -165,42 +170,41 @@ export abstract class MemorySource implements Source {
     return undefined;
   }
 
-  /** Filter, order, skip and limit one pass over the (cached) order. */
-  private run(query: SourceQuery, withTotal: boolean): SourcePage {
+  /** Filter, order, skip and limit: a slice of the (cached) ordered matches. */
+  private run(query: SourceQuery): SourcePage {
     const skip = Math.max(0, query.skip ?? 0);
-    const limit = query.limit === undefined ? Infinity : Math.max(0, query.limit);
-    const predicate: EntryPredicate | undefined = query.where.length > 0 ? compileWhere(query.where) : undefined;
-    const { list, filtered } = this.ordered(query.orderBy, predicate);
-    const test = filtered ? undefined : predicate;
-    if (!test) {
-      return { entries: list.slice(skip, limit === Infinity ? undefined : skip + limit), total: list.length };
-    }
-    const entries: Entry[] = [];
-    let matched = 0;
-    for (const entry of list) {
-      if (!test(entry)) continue;
-      if (matched >= skip && entries.length < limit) entries.push(entry);
-      matched++;
-      if (!withTotal && entries.length >= limit) break;
-    }
-    return { entries, total: matched };
+    const end = query.limit === undefined ? undefined : skip + Math.max(0, query.limit);
+    const list = query.where.length === 0 ? this.ordered(query.orderBy) : this.filtered(query);
+    return { entries: list.slice(skip, end), total: list.length };
   }
 
   /**
-   * The entries in the requested order. A full sort is done once per order between
-   * writes and cached; a filtered query with no cached order sorts only its matches.
+   * Every match of a filtered query in the requested order, cached until the next write.
+   * With a cached full order, filtering it keeps that order; otherwise only the matches
+   * are sorted.
    */
-  private ordered(orderBy: readonly OrderClause[], predicate: EntryPredicate | undefined): { list: Entry[]; filtered: boolean } {
-    if (orderBy.length === 0) return { list: this.keyOrdered, filtered: false };
+  private filtered(query: SourceQuery): Entry[] {
+    const signature = `${JSON.stringify(query.where)}|${query.orderBy.length > 0 ? orderSignature(query.orderBy) : ''}`;
+    let list = this.matches.get(signature);
+    if (list === undefined) {
+      const predicate = compileWhere(query.where);
+      const sorted = query.orderBy.length === 0 ? this.keyOrdered : this.sorted.get(orderSignature(query.orderBy));
+      list = sorted ? sorted.filter(predicate) : this.keyOrdered.filter(predicate).sort(compareEntries(query.orderBy, this.keyName));
+      this.matches.set(signature, list);
+    }
+    return list;
+  }
+
+  /** Every entry in the requested order: a full sort once per order between writes. */
+  private ordered(orderBy: readonly OrderClause[]): Entry[] {
+    if (orderBy.length === 0) return this.keyOrdered;
     const signature = orderSignature(orderBy);
     const cached = this.sorted.get(signature);
-    if (cached) return { list: cached, filtered: false };
-    const comparator = compareEntries(orderBy, this.keyName);
-    if (predicate) return { list: this.keyOrdered.filter(predicate).sort(comparator), filtered: true };
-    const list = this.keyOrdered.slice().sort(comparator);
+    if (cached) return cached;
+    const list = this.keyOrdered.slice().sort(compareEntries(orderBy, this.keyName));
     if (this.sorted.size >= SORT_CACHE_SIZE) this.sorted.delete(this.sorted.keys().next().value!);
     this.sorted.set(signature, list);
-    return { list, filtered: false };
+    return list;
   }
 
   put(key: EntryKey, entry: Entry): Promise<void> {
@@ -237,6 +241,7 @@ export abstract class MemorySource implements Source {
       this.byKey.clear();
       this.keyOrdered = [];
       this.sorted.clear();
+      this.matches.clear();
     } finally {
       this.barrier = undefined;
       release();
@@ -272,6 +277,7 @@ export abstract class MemorySource implements Source {
   private applyPut(id: string, entry: Entry, previous: Entry | undefined): void {
     this.byKey.set(id, entry);
     this.sorted.clear();
+    this.matches.clear();
     const index = this.keyIndex(entry[this.keyName]);
     if (previous) {
       if (index.found) this.keyOrdered[index.at] = entry;
@@ -283,6 +289,7 @@ export abstract class MemorySource implements Source {
   private applyDelete(id: string, previous: Entry): void {
     this.byKey.delete(id);
     this.sorted.clear();
+    this.matches.clear();
     const index = this.keyIndex(previous[this.keyName]);
     if (index.found) this.keyOrdered.splice(index.at, 1);
   }

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { MatchCache } from '../../plugins/sources/match-cache.js';
+import type { WhereClause } from '../../plugins/sources/index.js';
+import { builtInHarness } from './harness.js';
+import { field, makeDefinition } from './definitions.js';
+
+const books: WhereClause[] = [{ boolean: 'and', field: 'category', operator: '=', value: 'books' }];
+
+describe('cached filtered results', () => {
+  it('follow every write: a repeated filter sees creates, updates and deletes', async () => {
+    const harness = await builtInHarness()();
+    try {
+      const source = await harness.create(makeDefinition('items', { source: { type: 'filebase' }, fields: [field('id', 'integer'), field('category'), field('year', 'integer')] }));
+      await source.put(1, { id: 1, category: 'books', year: 2001 });
+      await source.put(2, { id: 2, category: 'music', year: 1999 });
+      const query = { where: books, orderBy: [{ field: 'year', direction: 'desc' as const }] };
+      const ids = async (): Promise<unknown[]> => (await source.paginate(query)).entries.map((e) => e.id);
+
+      expect(await ids()).toEqual([1]);
+      await source.put(3, { id: 3, category: 'books', year: 2010 });
+      expect(await ids()).toEqual([3, 1]);
+      expect(await source.count(books)).toBe(2);
+      await source.put(2, { id: 2, category: 'books', year: 2005 });
+      expect(await ids()).toEqual([3, 2, 1]);
+      await source.delete(3);
+      expect(await ids()).toEqual([2, 1]);
+      expect((await source.paginate({ ...query, skip: 1, limit: 1 })).entries.map((e) => e.id)).toEqual([1]);
+      await source.truncate();
+      expect(await ids()).toEqual([]);
+      expect(await source.count(books)).toBe(0);
+    } finally {
+      await harness.cleanup();
+    }
+  });
+});
+
+describe('MatchCache', () => {
+  it('stays within its budget of entry references, dropping the least recently used', () => {
+    const cache = new MatchCache(5);
+    const list = (n: number): Array<Record<string, unknown>> => Array.from({ length: n }, (_, id) => ({ id }));
+    cache.set('a', list(2));
+    cache.set('b', list(2));
+    cache.get('a');
+    cache.set('c', list(2));
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toHaveLength(2);
+    expect(cache.get('c')).toHaveLength(2);
+    cache.set('huge', list(6));
+    expect(cache.get('huge')).toBeUndefined();
+    cache.clear();
+    expect(cache.get('a')).toBeUndefined();
+  });
+});
