@@ -8,6 +8,10 @@
  * A test lists every export, so removing one fails the build.
  */
 
+// First: tsyringe (loaded by the plugins below) refuses to load without the polyfill, and a
+// process that imports this module without kernel/main (an addon's own tests, tools) must work.
+import 'reflect-metadata';
+
 // Kernel: the plugin contract, hooks, config, errors, durable files.
 export { definePlugin, type Plugin, type PluginContext } from '../../kernel/plugin.js';
 export { Hooks, type HookListener } from '../../kernel/hooks.js';
@@ -94,6 +98,7 @@ export {
   type EntriesService,
   type ListQuery,
   type ListResult,
+  type ReadMethodContext,
 } from '../entries/index.js';
 
 // HTTP: custom routes on the server.

@@ -15,6 +15,8 @@
  * It boots the real kernel in-process on 127.0.0.1, port 0, with logging silent, in a
  * fresh temporary application folder, and talks to it over real HTTP (undici).
  */
+// First: tsyringe refuses to load without the polyfill, and an addon's own test runner never loads kernel/main.
+import 'reflect-metadata';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

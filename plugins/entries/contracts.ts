@@ -40,8 +40,17 @@ export interface CriteriaBuilder {
   with(...relations: unknown[]): this;
 }
 
-/** A read method an addon adds to the query endpoint (`{"<name>": [args...]}`). */
-export type CriteriaReadMethod = (criteria: CriteriaBuilder, args: unknown[]) => void;
+/** What a read method knows about the query it runs in. */
+export interface ReadMethodContext {
+  /** The stream being queried: its fields, and addon keys in `extra` (e.g. a `geo.field` default). */
+  stream: StreamDefinition;
+}
+
+/**
+ * A read method an addon adds to the query endpoint (`{"<name>": [args...]}`). The
+ * context lets a method depend on the stream (a definition extension naming a field).
+ */
+export type CriteriaReadMethod = (criteria: CriteriaBuilder, args: unknown[], context: ReadMethodContext) => void;
 
 /**
  * The entries of every stream, as the API (and addons) use them. Keys are given as

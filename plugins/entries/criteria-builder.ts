@@ -1,5 +1,5 @@
 import { BadRequestError } from '../../kernel/index.js';
-import type { CriteriaBuilder, CriteriaReadMethod, QueryStep } from './contracts.js';
+import type { CriteriaBuilder, CriteriaReadMethod, QueryStep, ReadMethodContext } from './contracts.js';
 
 /** Raw where clause: field, operator and value still unchecked (checked and cast when run). */
 export interface RawWhere {
@@ -77,7 +77,7 @@ export class ReadMethods {
   }
 
   /** Apply every step to a new criteria; write and unknown methods are a 400 and nothing runs. */
-  apply(steps: QueryStep[]): QueryCriteria {
+  apply(steps: QueryStep[], context: ReadMethodContext): QueryCriteria {
     const criteria = new QueryCriteria();
     for (const [index, step] of steps.entries()) {
       const args = Array.isArray(step.args) ? step.args : [step.args];
@@ -117,7 +117,7 @@ export class ReadMethods {
               { rule: 'method' },
             );
           }
-          added(criteria, args);
+          added(criteria, args, context);
         }
       }
     }

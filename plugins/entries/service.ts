@@ -94,7 +94,7 @@ export class EntriesServiceImpl implements EntriesService {
   async query(stream: string, steps: QueryStep[], page: number, perPage: number): Promise<ListResult> {
     const definition = this.deps.streams.require(stream);
     if (!Array.isArray(steps)) throw new BadRequestError('parameters must be an array of steps.');
-    const criteria = this.readMethods.apply(steps);
+    const criteria = this.readMethods.apply(steps, { stream: definition });
     const where = criteria.wheres.map((c) => this.castRaw(definition, c));
     const orderBy = criteria.orders.map((o) => this.checkOrder(o.field, o.direction));
     const size = Math.max(1, Math.trunc(perPage));
