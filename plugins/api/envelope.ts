@@ -33,8 +33,7 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 /** A 200 with an ETag, or a bodiless 304 when the client already has this representation. */
-export function conditionalReply(request: HttpRequest, body: string, headers?: Array<[string, string]>): HttpReply {
-  const etag = etagOf(body);
+export function conditionalReply(request: HttpRequest, body: string, headers?: Array<[string, string]>, etag = etagOf(body)): HttpReply {
   if ((request.method === 'GET' || request.method === 'HEAD') && matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
     return { status: 304, headers: [['ETag', etag]] };
   }

@@ -16,6 +16,19 @@ interface Opened {
  * source is rebuilt; any other change (a field's label) keeps the loaded entries.
  */
 export function sourceFingerprint(definition: StreamDefinition): string {
+  // Definitions are immutable values (a change builds a new object), and this runs on
+  // every request: compute it once per definition object.
+  let fingerprint = fingerprints.get(definition);
+  if (fingerprint === undefined) {
+    fingerprint = computeFingerprint(definition);
+    fingerprints.set(definition, fingerprint);
+  }
+  return fingerprint;
+}
+
+const fingerprints = new WeakMap<StreamDefinition, string>();
+
+function computeFingerprint(definition: StreamDefinition): string {
   const keyName = definition.config.key_name || 'id';
   return JSON.stringify([
     definition.config.source,

@@ -3,10 +3,11 @@ import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
 import type { HttpReply } from '../../http/index.js';
 import { fieldOf, type StreamDefinition } from '../../streams/index.js';
 import type { ApiRequest, EndpointName } from '../contracts.js';
-import { conditionalReply, envelope } from '../envelope.js';
+import { conditionalReply, envelope, etagOf } from '../envelope.js';
 import { assertNoOperatorKeys, paging, parseListQuery, parseSteps } from '../list-params.js';
 import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
 import { pagination } from './pagination.js';
+import { ReplyCache } from './reply-cache.js';
 
 const RESERVED_LINKS = new Set(['self', 'streams', 'stream', 'entries', 'location', 'first_page', 'next_page', 'previous_page']);
 
@@ -62,6 +63,13 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     return out;
   };
 
+  /**
+   * Bodies of recent GET answers with their ETag. A stored entry is replaced, never
+   * mutated, on every write, so "same entry objects, same definition, same URL" means
+   * the same bytes: the hot path then skips building the envelope and hashing it.
+   */
+  const replies = new ReplyCache();
+
   /** One entry in the envelope; 201 replies carry `links.location` and a Location header. */
   const one = (request: ApiRequest, definition: StreamDefinition, entry: EntryAttributes, status: number, payload?: unknown): HttpReply => {
     const stream = info(definition);
@@ -75,7 +83,11 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     const parameters = entryParam === undefined ? `{"stream":${stream.idJson}}` : `{"stream":${stream.idJson},"entry":${json(entryParam)}}`;
     const meta = payload === undefined ? `{"parameters":${parameters},"stream":${stream.idJson}}` : `{"parameters":${parameters},"stream":${stream.idJson},"payload":${json(payload)}}`;
     const body = envelope(`{${links}}`, meta, context.entries.toJson(definition, entry));
-    if (status === 200 && payload === undefined) return conditionalReply(request, body);
+    if (status === 200 && payload === undefined) {
+      const etag = etagOf(body);
+      replies.remember(request, urls.base, definition, [entry], 1, body, etag);
+      return conditionalReply(request, body, undefined, etag);
+    }
     return { status, body, headers: status === 201 ? [['Location', entryUrl]] : undefined };
   };
 
@@ -91,7 +103,10 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
       `{"parameters":{"stream":${stream.idJson}},"stream":${stream.idJson},${pages.meta}}`,
       data,
     );
-    return request.method === 'GET' || request.method === 'HEAD' ? conditionalReply(request, body) : { status: 200, body };
+    if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 200, body };
+    const etag = etagOf(body);
+    replies.remember(request, urls.base, definition, found, total, body, etag);
+    return conditionalReply(request, body, undefined, etag);
   };
 
   /** A write payload: a flat object without `$` keys (operators to some stores). */
@@ -116,6 +131,8 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
       const definition = context.registry.require(request.params.stream!);
       const query = parseListQuery(request.query, config.api);
       const result = await context.entries.list(definition.id, query);
+      const cached = replies.recall(request, context.baseUrl(request), definition, result.entries, result.total);
+      if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
       return list(request, definition, result.entries, result.total, query.page, query.perPage);
     },
     async 'entries.show'(request) {
@@ -123,6 +140,8 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
       const key = request.params.entry!;
       const entry = await context.entries.find(definition.id, key);
       if (entry === undefined) throw new NotFoundError(`Entry [${key}] not found.`);
+      const cached = replies.recall(request, context.baseUrl(request), definition, [entry], 1);
+      if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
       return one(request, definition, entry, 200);
     },
     async 'entries.store'(request) {
