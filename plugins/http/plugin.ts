@@ -26,7 +26,10 @@ export const httpPlugin = definePlugin({
       'kernel.booted',
       async () => {
         await server.listen();
-        context.logger.info({ url: server.url }, 'listening');
+        // The url line is the boot contract (scripts and tests wait for it): print it at any
+        // log level but `silent`, even when the operator chose warn or error.
+        const announcer = context.config.log.level === 'silent' ? context.logger : context.logger.child({}, { level: 'info' });
+        announcer.info({ url: server.url }, 'listening');
       },
       { priority: -1000 },
     );

@@ -83,6 +83,19 @@ describe('node kernel/boot.js', () => {
     expect(await exitOf(running.child)).toBe(0);
   });
 
+  it('prints the url line even at log level error', async () => {
+    const app = path.join(tmp, 'quiet-app');
+    await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
+    await writeFile(path.join(app, 'app.json'), JSON.stringify({ log: { level: 'error' } }));
+    const running = await start(['--config', path.join(app, 'app.json'), '--port', '0']);
+    try {
+      expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    expect(await exitOf(running.child)).toBe(0);
+  });
+
   it('takes --host and answers on it', async () => {
     const app = path.join(tmp, 'host-app');
     await writeFile(path.join(tmp, 'host.json'), JSON.stringify({ root: 'host-app', log: { level: 'warn' } }));
