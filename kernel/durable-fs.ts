@@ -9,7 +9,8 @@ import path from 'node:path';
  * A crash at any point leaves either the old file or the new one, never half of one.
  */
 
-async function fsyncDir(dir: string): Promise<void> {
+/** Make a folder's entries (renames, unlinks) durable. */
+export async function fsyncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
@@ -23,10 +24,13 @@ export function isTempFile(name: string): boolean {
   return name.startsWith('.') && name.endsWith('.tmp');
 }
 
-export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
-  const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+/**
+ * Atomic but not yet durable: the bytes are on disk and the file is complete under its
+ * name, but the rename itself needs `fsyncDir` of the folder before it survives a crash.
+ * Callers batching several files share that one folder fsync.
+ */
+export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(data);
@@ -43,6 +47,12 @@ export async function writeFileDurable(file: string, data: string | Uint8Array):
     await unlink(temp).catch(() => undefined);
     throw error;
   }
+}
+
+export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  await writeFileAtomic(file, data);
   await fsyncDir(dir);
 }
 
@@ -53,19 +63,7 @@ export async function writeFileDurable(file: string, data: string | Uint8Array):
 export async function writeFilesDurable(dir: string, files: Array<{ name: string; data: string | Uint8Array }>): Promise<void> {
   if (files.length === 0) return;
   await mkdir(dir, { recursive: true });
-  await Promise.all(
-    files.map(async ({ name, data }) => {
-      const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-      const handle = await open(temp, 'w', 0o644);
-      try {
-        await handle.writeFile(data);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path.join(dir, name));
-    }),
-  );
+  await Promise.all(files.map(({ name, data }) => writeFileAtomic(path.join(dir, name), data)));
   await fsyncDir(dir);
 }
 

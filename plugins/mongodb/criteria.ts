@@ -1,6 +1,6 @@
 import type { Document, Filter, Sort } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
-import type { OrderClause, WhereClause } from '../sources/index.js';
+import { likePatternBody, type OrderClause, type WhereClause } from '../sources/index.js';
 import { KEY_ORDER_FIELD } from './documents.js';
 import { requireFieldName, requireList, requireScalar, type Scalar } from './values.js';
 
@@ -35,32 +35,15 @@ export function fieldPath(keyName: string, field: string): string {
 }
 
 /**
- * SQL LIKE to an anchored regular expression source: `%` any run, `_` one character,
- * `\` escapes the next character; every other character is a literal (escaped), so a
- * pattern can never carry regex syntax. Use with the options `is`.
+ * SQL LIKE to an anchored regular expression source for the server. It ends with
+ * `(?![\s\S])`, not `$`: in PCRE `$` also matches before a trailing newline. Use with
+ * the options `is`.
  */
 export function likeToRegexSource(pattern: string): string {
-  let source = '^';
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i]!;
-    if (char === '\\' && i + 1 < pattern.length) {
-      source += escapeRegex(pattern[++i]!);
-    } else if (char === '%') {
-      source += '.*';
-    } else if (char === '_') {
-      source += '.';
-    } else {
-      source += escapeRegex(char);
-    }
-  }
-  return `${source}(?![\\s\\S])`;
+  return `^${likePatternBody(pattern)}(?![\\s\\S])`;
 }
 
 export const LIKE_OPTIONS = 'is';
-
-function escapeRegex(char: string): string {
-  return /[\\^$.*+?()[\]{}|]/.test(char) ? `\\${char}` : char;
-}
 
 /**
  * The prefixes of a dotted path that must not be arrays for MongoDB to read the path

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../../kernel/index.js';
 
 interface Pending {
   name: string;
@@ -8,36 +8,6 @@ interface Pending {
   data: string | null;
   resolve(): void;
   reject(error: unknown): void;
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Same naming as kernel/durable-fs.ts, so `isTempFile` recognises leftovers. */
-async function writeOne(dir: string, name: string, data: string): Promise<void> {
-  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'w', 0o644);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, path.join(dir, name));
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
 }
 
 async function removeOne(dir: string, name: string): Promise<void> {
@@ -95,7 +65,7 @@ export class DirectoryWriter {
       return;
     }
     const results = await Promise.allSettled(
-      batch.map((p) => (p.data === null ? removeOne(this.dir, p.name) : writeOne(this.dir, p.name, p.data))),
+      batch.map((p) => (p.data === null ? removeOne(this.dir, p.name) : writeFileAtomic(path.join(this.dir, p.name), p.data))),
     );
     let dirError: unknown;
     try {

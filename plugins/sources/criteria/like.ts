@@ -1,11 +1,11 @@
 /**
- * SQL LIKE as a regular expression source: `%` any run, `_` one character, `\`
- * escapes the next character; anchored at both ends. Use with the flags `is`
- * (case-insensitive, `%` also spans newlines); MongoDB takes the same source with
- * `$options: 'is'`.
+ * The unanchored body of a SQL LIKE pattern as a regular expression source: `%` any
+ * run, `_` one character, `\\` escapes the next character, every other character a
+ * literal (escaped), so a pattern can never carry regex syntax. Shared by the in-memory
+ * engine and the MongoDB translation, which anchor it each for their own regex flavour.
  */
-export function likeToRegexSource(pattern: string): string {
-  let out = '^';
+export function likePatternBody(pattern: string): string {
+  let out = '';
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i]!;
     if (ch === '\\' && i + 1 < pattern.length) {
@@ -18,7 +18,15 @@ export function likeToRegexSource(pattern: string): string {
       out += escapeRegex(ch);
     }
   }
-  out += '$';
+  return out;
+}
+
+/**
+ * SQL LIKE as an anchored JavaScript regular expression source. Use with the flags `is`
+ * (case-insensitive, `%` also spans newlines).
+ */
+export function likeToRegexSource(pattern: string): string {
+  let out = `^${likePatternBody(pattern)}$`;
   // `^.*x` and `x.*$` mean the same as `x` unanchored on that side, and avoid backtracking.
   if (out.startsWith('^.*')) out = out.slice(3);
   if (out.endsWith('.*$') && !out.endsWith('\\.*$')) out = out.slice(0, -3);
