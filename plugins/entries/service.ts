@@ -43,6 +43,8 @@ export class EntriesServiceImpl implements EntriesService {
   /** Last increment key handed out per source (sources are replaced when redefined). */
   private readonly counters = new WeakMap<Source, number>();
   private readonly keyGeneration = new KeyedLock();
+  /** Per stream, for streams with a `unique` rule (see `write`). */
+  private readonly uniqueWrites = new KeyedLock();
   private readonly readMethods = new ReadMethods();
   private writes = 0;
   private drainWaiters: Array<() => void> = [];
@@ -193,7 +195,22 @@ export class EntriesServiceImpl implements EntriesService {
   }
 
   /** Validate, run the hooks and store one entry (called under the entry's lock). */
-  private async write(
+  private write(
+    definition: StreamDefinition,
+    source: Source,
+    mode: WriteMode,
+    key: EntryKey,
+    input: EntryAttributes,
+    existing: Entry | undefined,
+  ): Promise<EntryAttributes> {
+    // `unique` is a check across entries: two writes of different keys must not both
+    // pass it before either is stored. Such streams write one entry at a time (this
+    // lock is always taken after the entry's own, so the order cannot deadlock).
+    if (!hasUniqueRule(definition)) return this.writeEntry(definition, source, mode, key, input, existing);
+    return this.uniqueWrites.run(definition.id, () => this.writeEntry(definition, source, mode, key, input, existing));
+  }
+
+  private async writeEntry(
     definition: StreamDefinition,
     source: Source,
     mode: WriteMode,
@@ -376,4 +393,17 @@ function rejectOperatorObjects(value: unknown): void {
   };
   if (Array.isArray(value)) value.forEach(check);
   else check(value);
+}
+
+const uniqueStreams = new WeakMap<StreamDefinition, boolean>();
+
+/** Whether any field of the stream carries `unique` (flag, field rules or stream rules); once per definition. */
+function hasUniqueRule(definition: StreamDefinition): boolean {
+  let found = uniqueStreams.get(definition);
+  if (found === undefined) {
+    const isUnique = (rule: string): boolean => rule === 'unique' || rule.startsWith('unique:');
+    found = definition.fields.some((f) => f.unique || f.rules.some(isUnique)) || Object.values(definition.rules).some((rules) => rules.some(isUnique));
+    uniqueStreams.set(definition, found);
+  }
+  return found;
 }

@@ -48,4 +48,25 @@ describe('increment keys from a source that allocates them', () => {
     expect([first.status, second.status]).toEqual([201, 201]);
     expect([first.json.data.id, second.json.data.id]).toEqual([1000, 1001]);
   });
+
+  it('still takes them when the stream caches its query results (config.cache)', async () => {
+    next = 2000;
+    app = await startApp({
+      streams: { notes: { config: { source: { type: 'allocating' }, cache: { enabled: true } }, fields: { id: 'integer', title: 'string' } } },
+      plugins: [allocating],
+    });
+    const created = await app.request('POST', '/api/streams/notes/entries', { title: 'a' });
+    expect(created.json.data.id).toBe(2000);
+  });
+});
+
+describe('unique under concurrent writes', () => {
+  it('lets exactly one of several simultaneous creates with the same unique value through', async () => {
+    app = await startApp({ streams: { users: { fields: { id: 'integer', email: { type: 'email', unique: true } } } } });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => app!.request('POST', '/api/streams/users/entries', { email: 'same@example.com' })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    expect((await app.request('GET', '/api/streams/users/entries')).json.meta.total).toBe(1);
+  });
 });

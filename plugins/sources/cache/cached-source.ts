@@ -11,6 +11,8 @@ export class CachedSource implements Source {
   private writing = 0;
   /** Present exactly when the wrapped source has it (callers fall back otherwise). */
   readonly maxIntegerKey?: () => Promise<number | undefined>;
+  /** Forwarded too: without it a cached MongoDB stream would fall back to a per-node max + 1. */
+  readonly allocateIntegerKey?: () => Promise<number>;
 
   constructor(
     private readonly inner: Source,
@@ -18,6 +20,7 @@ export class CachedSource implements Source {
     private readonly ttl: number | undefined,
   ) {
     if (inner.maxIntegerKey) this.maxIntegerKey = () => inner.maxIntegerKey!();
+    if (inner.allocateIntegerKey) this.allocateIntegerKey = () => inner.allocateIntegerKey!();
   }
 
   get type(): string {
