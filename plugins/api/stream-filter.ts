@@ -1,5 +1,6 @@
 import { BadRequestError } from '../../kernel/index.js';
 import type { OrderClause, QueryStep, WhereClause } from '../entries/index.js';
+import { compileLike } from '../sources/index.js';
 import { stepToOrder, stepToWhere } from './list-params.js';
 
 /**
@@ -15,18 +16,6 @@ function getPath(item: Record<string, unknown>, field: string): unknown {
     value = (value as Record<string, unknown>)[part];
   }
   return value;
-}
-
-function like(pattern: string): RegExp {
-  let source = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\' && i + 1 < pattern.length) source += pattern[++i]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    else if (c === '%') source += '[\\s\\S]*';
-    else if (c === '_') source += '[\\s\\S]';
-    else source += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`, 'i');
 }
 
 function equal(a: unknown, b: unknown): boolean {
@@ -54,7 +43,7 @@ function test(clause: WhereClause, item: Record<string, unknown>): boolean {
     case '<=': { const c = compare(actual, value); return c !== undefined && c <= 0; }
     case '>': { const c = compare(actual, value); return c !== undefined && c > 0; }
     case '>=': { const c = compare(actual, value); return c !== undefined && c >= 0; }
-    case 'LIKE': { const r = like(String(value)); return Array.isArray(actual) ? actual.some((a) => typeof a === 'string' && r.test(a)) : typeof actual === 'string' && r.test(actual); }
+    case 'LIKE': { const like = compileLike(String(value)); return Array.isArray(actual) ? actual.some((a) => typeof a === 'string' && like(a)) : typeof actual === 'string' && like(actual); }
     case 'NOT LIKE': return !test({ ...clause, operator: 'LIKE' }, item);
     case 'IN': return Array.isArray(actual) ? actual.some((a) => list.some((v) => equal(a, v))) : list.some((v) => equal(actual, v));
     case 'NOT IN': return !test({ ...clause, operator: 'IN' }, item);

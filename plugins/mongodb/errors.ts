@@ -10,6 +10,8 @@ import { AppError, ValidationError } from '../../kernel/index.js';
 import { DatabaseUnavailableError } from './connections.js';
 
 const DUPLICATE_KEY = 11000;
+/** The server aborted an operation at its `maxTimeMS`. */
+const MAX_TIME_EXPIRED = 50;
 
 /** The field a duplicate-key error is about (`keyValue`/`keyPattern`, else the index name). */
 function duplicateField(error: MongoServerError, keyName: string): string {
@@ -42,6 +44,9 @@ export function mapMongoError(error: unknown, connection: string, keyName: strin
     error instanceof MongoTopologyClosedError
   ) {
     return new DatabaseUnavailableError(connection);
+  }
+  if (error instanceof MongoServerError && error.code === MAX_TIME_EXPIRED) {
+    return new AppError(503, 'The query took too long and was stopped; narrow its filters.');
   }
   // A write concern timeout: the write may or may not be durable; say so honestly.
   if (error instanceof MongoWriteConcernError) {

@@ -10,6 +10,9 @@ import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, toDocument, toId, typ
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { ensureIndexes } from './indexes.js';
 
+/** Longest a list query may run on the server (see `query`). */
+export const QUERY_TIME_LIMIT_MS = 5000;
+
 export interface MongoSourceOptions {
   /** How long a request waits for a connection that is not up yet before a 503. */
   connectWaitMs: number;
@@ -160,7 +163,9 @@ export class MongoSource implements Source {
     if (limit === 0) return this.run(async () => []);
     // (an empty page still checks that the source is open and reachable)
     return this.run(async () => {
-      const cursor = this.collection.find(filter, { projection: this.listProjection, sort, skip });
+      // A request-built filter (a LIKE regex, a scan of a large collection) must not hold
+      // the server: past QUERY_TIME_LIMIT_MS the server aborts it and the client gets a 503.
+      const cursor = this.collection.find(filter, { projection: this.listProjection, sort, skip, maxTimeMS: QUERY_TIME_LIMIT_MS });
       if (limit !== undefined) cursor.limit(limit);
       const documents = await cursor.toArray();
       return documents.map((d) => fromDocument(d, this.keyName));
@@ -169,7 +174,7 @@ export class MongoSource implements Source {
 
   async count(where: WhereClause[]): Promise<number> {
     const filter = buildFilter(where, this.keyName) as Filter<StoredDocument>;
-    return this.run(() => this.collection.countDocuments(filter));
+    return this.run(() => this.collection.countDocuments(filter, { maxTimeMS: QUERY_TIME_LIMIT_MS }));
   }
 
   async paginate(query: SourceQuery): Promise<SourcePage> {

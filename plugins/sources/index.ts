@@ -10,7 +10,7 @@ export { sourceFingerprint } from './registry.js';
 export { compileWhere, matchesWhere, type EntryPredicate } from './criteria/match.js';
 export { compareEntries, orderSignature, type EntryComparator } from './criteria/order.js';
 export { compareKeys, compareValues, getPath, keyId, valuesEqual } from './criteria/values.js';
-export { likePatternBody, likeToRegExp, likeToRegexSource } from './criteria/like.js';
+export { compileLike, likePatternBody, likeToRegExp, likeToRegexSource } from './criteria/like.js';
 export { assertFieldName, isOperator, LIST_OPERATORS, listValue, normalizeOperator, normalizeWhere, VALUELESS_OPERATORS } from './criteria/operators.js';
 /** Building blocks for addon sources served from memory. */
 export { MemorySource } from './memory-source.js';

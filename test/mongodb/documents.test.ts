@@ -71,6 +71,11 @@ describe('mongodb documents', () => {
     expect(mapMongoError(other, 'default', 'id')).toBe(other);
   });
 
+  it('maps a query stopped at maxTimeMS (a request-built regex, a huge scan) to 503, not 500', () => {
+    const expired = new MongoServerError({ message: 'operation exceeded time limit', code: 50 });
+    expect(mapMongoError(expired, 'default', 'id')).toMatchObject({ status: 503, errors: [{ message: 'The query took too long and was stopped; narrow its filters.' }] });
+  });
+
   it('checks database definitions: connection, collection name, reserved fields', () => {
     const { logger } = capturingLogger();
     const connections = new MongoConnections(mongoConfig({ main: { url: 'mongodb://x' } }).mongodb, logger, { env: {} });

@@ -1,5 +1,5 @@
 import type { Entry, WhereClause } from '../contracts.js';
-import { likeToRegExp } from './like.js';
+import { compileLike } from './like.js';
 import { compareScalars, getPath, valuesEqual } from './values.js';
 
 export type EntryPredicate = (entry: Entry) => boolean;
@@ -45,11 +45,9 @@ function compileClause(clause: WhereClause): EntryPredicate {
     }
     case 'LIKE':
     case 'NOT LIKE': {
-      const regex = likeToRegExp(String(value ?? ''));
+      const like = compileLike(String(value ?? ''));
       const test = (stored: unknown): boolean =>
-        typeof stored === 'string'
-          ? regex.test(stored)
-          : Array.isArray(stored) && stored.some((s) => typeof s === 'string' && regex.test(s));
+        typeof stored === 'string' ? like(stored) : Array.isArray(stored) && stored.some((s) => typeof s === 'string' && like(s));
       return operator === 'LIKE' ? (e) => test(read(e)) : (e) => !test(read(e));
     }
     case 'IN':
