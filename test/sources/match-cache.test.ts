@@ -51,3 +51,13 @@ describe('MatchCache', () => {
     expect(cache.get('a')).toBeUndefined();
   });
 });
+
+describe('MatchCache with many filters that match nothing', () => {
+  it('counts an empty list and caps the number of lists', () => {
+    const cache = new MatchCache(1000, 3);
+    for (let i = 0; i < 10; i++) cache.set(`none-${i}`, []);
+    const kept = Array.from({ length: 10 }, (_, i) => cache.get(`none-${i}`)).filter((l) => l !== undefined);
+    expect(kept).toHaveLength(3);
+    expect(cache.get('none-9')).toEqual([]);
+  });
+});

@@ -8,18 +8,24 @@ interface Cached {
   total: number;
   body: string;
   etag: string;
+  size: number;
 }
 
 /**
  * Recent GET bodies keyed by base URL, path and query string. A hit must also name the
  * very same definition object and stored entry objects (and total), which change on
- * every write, so a cached body can never be stale. Bounded (least recently used
- * dropped), so distinct query strings cannot grow it without limit.
+ * every write, so a cached body can never be stale. Bounded by the bytes it holds
+ * (least recently used dropped first) and never keeps a large body, so a client
+ * varying query strings cannot grow memory (found in review: 1.6 GB from 1,500 GETs).
  */
 export class ReplyCache {
   private readonly items = new Map<string, Cached>();
+  private bytes = 0;
 
-  constructor(private readonly capacity = 4096) {}
+  constructor(
+    private readonly budgetBytes = 32 * 1024 * 1024,
+    private readonly largestBody = 256 * 1024,
+  ) {}
 
   private keyOf(request: HttpRequest, base: string): string {
     return `${base}${request.path}?${request.query}`;
@@ -35,8 +41,19 @@ export class ReplyCache {
 
   remember(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number, body: string, etag: string): void {
     const key = this.keyOf(request, base);
+    this.forget(key);
+    // UTF-16 length is a close enough measure of what the string costs in memory.
+    const size = body.length + key.length;
+    if (size > this.largestBody) return;
+    while (this.bytes + size > this.budgetBytes && this.items.size > 0) this.forget(this.items.keys().next().value!);
+    this.items.set(key, { definition, entries, total, body, etag, size });
+    this.bytes += size;
+  }
+
+  private forget(key: string): void {
+    const item = this.items.get(key);
+    if (item === undefined) return;
     this.items.delete(key);
-    if (this.items.size >= this.capacity) this.items.delete(this.items.keys().next().value!);
-    this.items.set(key, { definition, entries, total, body, etag });
+    this.bytes -= item.size;
   }
 }
