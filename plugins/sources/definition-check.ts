@@ -1,5 +1,7 @@
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { DefinitionProblem, StreamDefinition } from '../streams/index.js';
+import type { KernelConfig } from '../../kernel/index.js';
+import type { CheckContext, DefinitionProblem, StreamDefinition, StreamRegistry } from '../streams/index.js';
 import type { SourceRegistry } from './contracts.js';
 import { CODECS } from './filebase/formats.js';
 import { isInside } from './paths.js';
@@ -8,7 +10,49 @@ import { isInside } from './paths.js';
  * Source settings checked when a definition is loaded or written, so a bad definition
  * is refused (boot error or 409) instead of failing at its first request.
  */
-export function checkSourceConfig(definition: StreamDefinition, sources: SourceRegistry, root: string): DefinitionProblem[] {
+/** The real path of `target` (symlinks of its existing part resolved), so a link cannot lead a path out. */
+function realResolve(target: string): string {
+  let existing = target;
+  const rest: string[] = [];
+  while (!existsSync(existing)) {
+    const parent = path.dirname(existing);
+    if (parent === existing) return target;
+    rest.unshift(path.basename(existing));
+    existing = parent;
+  }
+  return path.join(realpathSync(existing), ...rest);
+}
+
+/**
+ * What a source path may never point at, whoever wrote the definition: the config file
+ * and its folder, the definitions folder (entries there would be read as definitions)
+ * and the installation. `folder` paths also may not contain any of those.
+ */
+function forbiddenTarget(key: 'path' | 'file', target: string, definition: StreamDefinition, config: KernelConfig, root: string): string | undefined {
+  const real = (p: string): string => realResolve(p);
+  const definitions = real(config.streams.path);
+  const configFolder = config.file ? real(path.dirname(config.file)) : undefined;
+  for (const name of ['node_modules', 'dist', '.git']) {
+    if (isInside(real(path.join(root, name)), target)) return `must not point into ${name}/`;
+  }
+  if (key === 'path') {
+    if (isInside(target, definitions)) return 'must not be (or contain) the definitions folder';
+    if (configFolder && isInside(target, configFolder)) return 'must not be (or contain) the folder of the config file';
+    return undefined;
+  }
+  if (config.file && target === real(config.file)) return 'must not be the config file';
+  if (path.dirname(target) === definitions && !(definition.file && target === real(definition.file))) return 'must not be a definition file';
+  return undefined;
+}
+
+export function checkSourceConfig(
+  definition: StreamDefinition,
+  sources: SourceRegistry,
+  config: KernelConfig,
+  registry?: StreamRegistry,
+  context: CheckContext = { origin: 'store' },
+): DefinitionProblem[] {
+  const root = config.root;
   const problems: DefinitionProblem[] = [];
   const source = definition.config.source;
   if (!source || typeof source.type !== 'string') return problems;
@@ -17,8 +61,25 @@ export function checkSourceConfig(definition: StreamDefinition, sources: SourceR
   }
   for (const key of ['path', 'file'] as const) {
     const value = source[key];
-    if (typeof value === 'string' && (value.includes('\0') || !isInside(root, path.resolve(root, value)))) {
+    if (typeof value !== 'string') continue;
+    const target = value.includes('\0') ? undefined : realResolve(path.resolve(root, value));
+    if (target === undefined || !isInside(realResolve(root), target)) {
       problems.push({ path: `/config/source/${key}`, message: 'must stay inside the application root' });
+      continue;
+    }
+    const forbidden = forbiddenTarget(key, target, definition, config, root);
+    if (forbidden) {
+      problems.push({ path: `/config/source/${key}`, message: forbidden });
+      continue;
+    }
+    // Over the API a new or changed path must stay in the data folder: a client able to
+    // write definitions must not turn any file of the application into entries.
+    const current = registry?.get(definition.id)?.config.source[key];
+    if (context.origin === 'api' && current !== value && !isInside(realResolve(config.streams.data_path), target)) {
+      problems.push({
+        path: `/config/source/${key}`,
+        message: `must stay inside the data folder (${path.relative(root, config.streams.data_path) || '.'}) when set over the API`,
+      });
     }
   }
   const format = source.format;

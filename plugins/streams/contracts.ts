@@ -12,7 +12,17 @@ export interface DefinitionProblem {
  * checks in their `register` step; problems fail boot (naming file and path) or answer
  * 409 on the stream endpoints.
  */
-export type DefinitionCheck = (definition: StreamDefinition, registry: StreamRegistry) => DefinitionProblem[];
+export type DefinitionCheck = (definition: StreamDefinition, registry: StreamRegistry, context: CheckContext) => DefinitionProblem[];
+
+/** Where the definition being checked comes from. */
+export interface CheckContext {
+  /**
+   * `store`: a definition file (or the shared store) read at boot or reload, written by
+   * the operator. `api`: a payload of the stream endpoints, written by an API client,
+   * which checks may hold to stricter rules (e.g. paths confined to the data folder).
+   */
+  origin: 'store' | 'api';
+}
 
 /** Where definitions are persisted. The default store is the `streams/` folder. */
 export interface DefinitionStore {

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { createAjv, describeAjvError, type Hooks } from '../../kernel/index.js';
-import type { DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
+import type { CheckContext, DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
 import { definitionSchema } from './definition-schema.js';
 import { DefinitionIssue, resolveFieldImports } from './imports.js';
 import { normalizeDefinition, type NormalizeDefaults } from './normalize.js';
@@ -23,6 +23,8 @@ export interface BuildInput {
   file?: string;
   /** Finds an already-built parent for `extends`. */
   parentOf: (id: string) => StreamDefinition | undefined;
+  /** Who wrote it (checks may be stricter with API payloads); default `store`. */
+  origin?: CheckContext['origin'];
 }
 
 /**
@@ -96,7 +98,8 @@ export class DefinitionBuilder {
     if (input.file) definition.file = input.file;
     const duplicate = firstDuplicateHandle(resolvedFields);
     const problems: DefinitionProblem[] = duplicate ? [{ path: '/fields', message: `field [${duplicate}] is defined twice` }] : [];
-    for (const check of this.checks) problems.push(...check(definition, registry));
+    const context: CheckContext = { origin: input.origin ?? 'store' };
+    for (const check of this.checks) problems.push(...check(definition, registry, context));
     if (problems.length > 0) throw new DefinitionProblems(problems, input.file);
     await this.hooks.emit('definition.loaded', { id, definition: definition as unknown as Record<string, unknown> });
     return definition;

@@ -15,6 +15,7 @@ export { definitionToJson } from './serialize.js';
 export { titleCase } from './normalize.js';
 export { ID_PATTERN, FIELD_HANDLE_PATTERN, TYPE_PATTERN, CLASS_NAME_PATTERN } from './definition-schema.js';
 export type {
+  CheckContext,
   DefinitionCheck,
   DefinitionProblem,
   DefinitionStore,

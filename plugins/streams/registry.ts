@@ -151,7 +151,7 @@ export class DefinitionRegistry implements StreamRegistry {
 
   private async buildForApi(raw: Record<string, unknown>, id: string | undefined, forceId: boolean): Promise<StreamDefinition> {
     try {
-      const definition = await this.builder.build({ raw, id, forceId, parentOf: (p) => this.definitions.get(p) }, this);
+      const definition = await this.builder.build({ raw, id, forceId, origin: 'api', parentOf: (p) => this.definitions.get(p) }, this);
       if (definition.id === this.metaId) {
         throw new ValidationError([{ message: `The id [${definition.id}] is reserved.`, meta: { field: 'id', rule: 'not_in' } }]);
       }
