@@ -166,6 +166,8 @@ export interface SourceContext {
    * source's writes are finished. Load only after it, or the new source may miss them.
    */
   after?: Promise<void>;
+  /** The definitions registry's writer of inline `data` (the `self` source writes through it). */
+  definitions?: { updateData(id: string, data: unknown): Promise<void> };
 }
 
 /** Creates the source of one stream (no I/O: loading happens in `open`). */

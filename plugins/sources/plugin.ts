@@ -25,6 +25,7 @@ export const sourcesPlugin = definePlugin({
     const registry = createSourceRegistry(config, root, logger);
     container.registerInstance(SOURCES, registry);
     if (container.isRegistered(STREAM_REGISTRY, true)) {
+      registry.definitions = container.resolve<StreamRegistry>(STREAM_REGISTRY);
       container.resolve<StreamRegistry>(STREAM_REGISTRY).addCheck((definition, streams, context) => checkSourceConfig(definition, registry, config, streams, context));
     }
     // A redefined stream gets a new source when its source settings changed; a deleted one is closed.

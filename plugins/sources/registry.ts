@@ -2,7 +2,7 @@ import { AppError, type KernelConfig, type Logger } from '../../kernel/index.js'
 import { fieldOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
-import type { CacheStoreFactory, Source, SourceFactory, SourceRegistry } from './contracts.js';
+import type { CacheStoreFactory, Source, SourceContext, SourceFactory, SourceRegistry } from './contracts.js';
 
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
 
@@ -46,6 +46,8 @@ export class SourceRegistryImpl implements SourceRegistry {
   private readonly sources = new Map<string, Opened>();
   /** Sources being retired, by stream: their writes finish before a replacement loads. */
   private readonly retiring = new Map<string, Promise<void>>();
+  /** The definitions registry, once the plugin wired it (see SourceContext.definitions). */
+  definitions?: SourceContext['definitions'];
 
   constructor(
     private readonly config: KernelConfig,
@@ -130,6 +132,7 @@ export class SourceRegistryImpl implements SourceRegistry {
       root: this.root,
       logger: this.logger.child({ stream: definition.id }),
       after: this.retiring.get(definition.id),
+      definitions: this.definitions,
     });
     const cache = definition.config.cache;
     if (!cache?.enabled) return source;

@@ -62,6 +62,12 @@ export interface StreamRegistry {
   merge(id: string, raw: Record<string, unknown>): Promise<WriteResult>;
   /** DELETE: removes the definition only; entries stay on disk. False when unknown. */
   remove(id: string): Promise<boolean>;
+  /**
+   * Replace a definition's inline `data` durably (the `self` source's writes), serialized
+   * with the other definition writes so neither loses the other's change. NotFoundError
+   * when the stream was deleted meanwhile. Publishes no change event.
+   */
+  updateData(id: string, data: unknown): Promise<void>;
   /** Add a semantic check (call in `register`). */
   addCheck(check: DefinitionCheck): void;
   /** Register a definition store type for the `streams.source.type` setting (call in `register`). */

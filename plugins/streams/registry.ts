@@ -162,47 +162,76 @@ export class DefinitionRegistry implements StreamRegistry {
     }
   }
 
-  create(raw: Record<string, unknown>): Promise<StreamDefinition> {
-    return this.lock.run('definitions', async () => {
-      const definition = await this.buildForApi(raw, undefined, false);
-      if (this.definitions.has(definition.id)) {
+  /*
+   * Writes build and store under one lock (so a PATCH starts from the current stored
+   * definition, `data` included), and publish `definition.changed` after releasing it:
+   * listeners (the sources) may wait for writes that themselves need the lock
+   * (`updateData`), which would otherwise deadlock.
+   */
+
+  async create(raw: Record<string, unknown>): Promise<StreamDefinition> {
+    const definition = await this.lock.run('definitions', async () => {
+      const built = await this.buildForApi(raw, undefined, false);
+      if (this.definitions.has(built.id)) {
         throw new ValidationError([{ message: 'The id has already been taken.', meta: { field: 'id', rule: 'unique' } }]);
       }
-      await this.persist(definition, 'created');
-      return definition;
+      await this.storeDefinition(built);
+      return built;
     });
+    await this.publish(definition, 'created');
+    return definition;
   }
 
-  replace(id: string, raw: Record<string, unknown>): Promise<WriteResult> {
-    return this.lock.run('definitions', async () => {
+  async replace(id: string, raw: Record<string, unknown>): Promise<WriteResult> {
+    const result = await this.lock.run('definitions', async () => {
       const created = !this.definitions.has(id);
       const body = { ...raw };
       delete body.handle;
       const definition = await this.buildForApi(body, id, true);
-      await this.persist(definition, created ? 'created' : 'updated');
+      await this.storeDefinition(definition);
       return { definition, created };
     });
+    await this.publish(result.definition, result.created ? 'created' : 'updated');
+    return result;
   }
 
-  merge(id: string, raw: Record<string, unknown>): Promise<WriteResult> {
-    return this.lock.run('definitions', async () => {
+  async merge(id: string, raw: Record<string, unknown>): Promise<WriteResult> {
+    const result = await this.lock.run('definitions', async () => {
       const existing = this.definitions.get(id);
       const merged = { ...(existing?.raw ?? {}), ...raw };
       delete merged.handle;
       const definition = await this.buildForApi(merged, id, true);
-      await this.persist(definition, existing ? 'updated' : 'created');
+      await this.storeDefinition(definition);
       return { definition, created: !existing };
     });
+    await this.publish(result.definition, result.created ? 'created' : 'updated');
+    return result;
   }
 
-  remove(id: string): Promise<boolean> {
-    return this.lock.run('definitions', async () => {
+  async remove(id: string): Promise<boolean> {
+    const removed = await this.lock.run('definitions', async () => {
       if (!this.definitions.has(id)) return false;
       await this.store!.remove(id);
       this.definitions.delete(id);
       this.sorted = undefined;
-      await this.hooks.emit('definition.changed', { id, action: 'deleted', definition: null });
       return true;
+    });
+    if (removed) await this.hooks.emit('definition.changed', { id, action: 'deleted', definition: null });
+    return removed;
+  }
+
+  updateData(id: string, data: unknown): Promise<void> {
+    return this.lock.run('definitions', async () => {
+      const definition = this.definitions.get(id);
+      // A stream deleted meanwhile stays deleted: its entries write fails instead of resurrecting it.
+      if (!definition) throw new NotFoundError(`Stream [${id}] not found.`);
+      const raw = { ...definition.raw, data };
+      const file = await this.store!.save(id, raw);
+      if (file) definition.file = file;
+      // The data belongs to the `self` source, which already serves it: updated in place,
+      // without a change event (that would make the source reload what it holds).
+      definition.raw = raw;
+      definition.data = data;
     });
   }
 
@@ -228,12 +257,16 @@ export class DefinitionRegistry implements StreamRegistry {
     await this.store?.close?.();
   }
 
-  /** Store durably, then publish; children that extend it are rebuilt on the new parent. */
-  private async persist(definition: StreamDefinition, action: 'created' | 'updated'): Promise<void> {
+  /** Store durably and make it the current definition (under the lock). */
+  private async storeDefinition(definition: StreamDefinition): Promise<void> {
     const file = await this.store!.save(definition.id, definition.raw);
     if (file) definition.file = file;
     this.definitions.set(definition.id, definition);
     this.sorted = undefined;
+  }
+
+  /** Tell the other plugins; children that extend it are rebuilt on the new parent. */
+  private async publish(definition: StreamDefinition, action: 'created' | 'updated'): Promise<void> {
     await this.hooks.emit('definition.changed', { id: definition.id, action, definition: definition as unknown as Record<string, unknown> });
     if (action === 'updated') await this.rebuildChildren(definition.id);
   }

@@ -15,15 +15,22 @@ export class SelfSource extends SingleFileSource {
   readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
   private shape: JsonShape = 'list';
 
-  constructor(definition: StreamDefinition, logger: Logger, file: string | undefined) {
+  constructor(
+    definition: StreamDefinition,
+    logger: Logger,
+    file: string | undefined,
+    /** Set when the entries live in the stream's own definition: writes go through the registry. */
+    private readonly definitions?: SourceContext['definitions'],
+  ) {
     super(definition, logger, file ?? '');
   }
 
   static create(context: SourceContext): SelfSource {
     const { definition, root } = context;
     const given = definition.config.source.file;
-    const file = typeof given === 'string' && given !== '' ? resolveInRoot(root, given, 'source.file', definition.id) : definition.file;
-    return new SelfSource(definition, context.logger, file).loadAfter(context.after);
+    const own = typeof given !== 'string' || given === '';
+    const file = own ? definition.file : resolveInRoot(root, given, 'source.file', definition.id);
+    return new SelfSource(definition, context.logger, file, own ? context.definitions : undefined).loadAfter(context.after);
   }
 
   protected override async readText(): Promise<string | undefined> {
@@ -43,6 +50,9 @@ export class SelfSource extends SingleFileSource {
   }
 
   protected override async writeText(dataJson: string): Promise<void> {
+    // The registry writes the same file (PUT/PATCH/DELETE of the definition): one writer,
+    // one lock, so neither loses the other's change (found in review).
+    if (this.definitions) return this.definitions.updateData(this.definition.id, JSON.parse(dataJson) as unknown);
     if (!this.file) {
       throw new AppError(409, `Stream [${this.definition.id}] keeps its entries in its definition, which has no file to write to.`);
     }
