@@ -49,9 +49,25 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   }
 }
 
+/**
+ * Create a folder (and missing parents) durably: a new folder's own entry lives in its
+ * parent, so each parent that gained one is fsynced; otherwise the first files written
+ * into a new folder could vanish with it after a crash.
+ */
+export async function ensureDirDurable(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  const created: string[] = [];
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    created.push(at);
+    if (at === path.resolve(first) || path.dirname(at) === at) break;
+  }
+  for (const folder of created) await fsyncDir(path.dirname(folder));
+}
+
 export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
+  await ensureDirDurable(dir);
   await writeFileAtomic(file, data);
   await fsyncDir(dir);
 }
@@ -62,7 +78,7 @@ export async function writeFileDurable(file: string, data: string | Uint8Array):
  */
 export async function writeFilesDurable(dir: string, files: Array<{ name: string; data: string | Uint8Array }>): Promise<void> {
   if (files.length === 0) return;
-  await mkdir(dir, { recursive: true });
+  await ensureDirDurable(dir);
   await Promise.all(files.map(({ name, data }) => writeFileAtomic(path.join(dir, name), data)));
   await fsyncDir(dir);
 }

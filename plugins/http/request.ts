@@ -42,7 +42,9 @@ export class TransportRequest implements HttpRequest {
     let ip = '';
     if (this.trustProxy) {
       const forwarded = this.headers['x-forwarded-for'];
-      if (forwarded) ip = forwarded.split(',')[0]!.trim();
+      // The rightmost hop is the one our (trusted) proxy appended: the client as it saw
+      // it. Anything left of it was sent by the client and could be anything.
+      if (forwarded) ip = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
     }
     if (!ip && !this.aborted && !this.finished) ip = decoder.decode(this.res.getRemoteAddressAsText());
     this.address = ip;

@@ -1,6 +1,6 @@
-import { mkdir, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, writeFileAtomic } from '../../kernel/index.js';
+import { ensureDirDurable, fsyncDir, writeFileAtomic } from '../../kernel/index.js';
 
 interface Pending {
   name: string;
@@ -57,7 +57,7 @@ export class DirectoryWriter {
     this.scheduled = false;
     try {
       if (!this.ensured) {
-        await mkdir(this.dir, { recursive: true });
+        await ensureDirDurable(this.dir);
         this.ensured = true;
       }
     } catch (error) {

@@ -1,3 +1,4 @@
+import { ConfigError } from '../../../kernel/index.js';
 import type { Middleware, MiddlewareContext } from '../contracts.js';
 
 /**
@@ -9,6 +10,10 @@ import type { Middleware, MiddlewareContext } from '../contracts.js';
 export function corsMiddleware(context: MiddlewareContext): Middleware {
   const settings = context.config.api.cors;
   const any = settings.origins.includes('*');
+  if (any && settings.credentials) {
+    // Echoing every origin with credentials would let any site act with the user's cookies.
+    throw new ConfigError('api.cors: origins ["*"] cannot be combined with credentials: true; list the allowed origins', context.config.file, '/api/cors');
+  }
   const origins = new Set(settings.origins.map((o) => o.replace(/\/+$/, '').toLowerCase()));
   const methods = settings.methods.join(', ');
   const headers = settings.headers.join(', ');

@@ -20,6 +20,7 @@ export function throttleMiddleware(context: MiddlewareContext): Middleware {
   }
   const windowMs = Math.round(minutes * 60_000);
   const windows = new Map<string, Window>();
+  const MAX_CLIENTS = 10_000;
   const limitText = String(limit);
 
   const sweep = (now: number): void => {
@@ -32,7 +33,9 @@ export function throttleMiddleware(context: MiddlewareContext): Middleware {
     const key = user && user.id !== undefined ? `u:${String(user.id)}` : `ip:${request.ip}`;
     let w = windows.get(key);
     if (w === undefined || w.resetAt <= now) {
-      if (windows.size >= 10_000) sweep(now);
+      if (windows.size >= MAX_CLIENTS) sweep(now);
+      // Still full of live windows: drop the oldest, so many clients cannot grow memory.
+      if (windows.size >= MAX_CLIENTS) windows.delete(windows.keys().next().value!);
       w = { count: 0, resetAt: now + windowMs };
       windows.set(key, w);
     }
