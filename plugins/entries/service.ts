@@ -64,14 +64,8 @@ export class EntriesServiceImpl implements EntriesService {
 
   async find(stream: string, key: unknown): Promise<EntryAttributes | undefined> {
     const definition = this.deps.streams.require(stream);
-    let cast: EntryKey;
-    try {
-      cast = castKey(definition, key);
-    } catch {
-      // A key that cannot exist is simply not found.
-      return undefined;
-    }
-    return this.source(definition).get(cast);
+    const cast = existingKey(definition, key);
+    return cast === undefined ? undefined : this.source(definition).get(cast);
   }
 
   toJson(stream: StreamDefinition, entry: EntryAttributes): string {
@@ -163,12 +157,8 @@ export class EntriesServiceImpl implements EntriesService {
 
   async delete(stream: string, rawKey: unknown): Promise<boolean> {
     const definition = this.deps.streams.require(stream);
-    let key: EntryKey;
-    try {
-      key = castKey(definition, rawKey);
-    } catch {
-      return false;
-    }
+    const key = existingKey(definition, rawKey);
+    if (key === undefined) return false;
     const source = this.source(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
@@ -406,4 +396,13 @@ function hasUniqueRule(definition: StreamDefinition): boolean {
     uniqueStreams.set(definition, found);
   }
   return found;
+}
+
+/** The key cast by the key field's type, or undefined for a key no entry can have (not found, not a 400). */
+function existingKey(definition: StreamDefinition, key: unknown): EntryKey | undefined {
+  try {
+    return castKey(definition, key);
+  } catch {
+    return undefined;
+  }
 }
