@@ -12,18 +12,18 @@
  * and test file are taken from the doc's code blocks, the addon's own tests run with
  * `npm test`, and the packed addon boots in an application (so the doc cannot rot).
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
+import { startServer, type ServerProcess } from '../helpers/server-process.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const addonDir = path.join(repo, 'plugins', 'addon-geo');
-const boot = path.join(repo, 'kernel', 'boot.js');
 const run = promisify(execFile);
 
 const npmVersion = spawnSync('npm', ['--version'], { encoding: 'utf8' });
@@ -69,36 +69,8 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  exit: Promise<number | null>;
-}
-
-function start(config = path.join(app, 'app.json')): Promise<Running> {
-  const child = spawn(process.execPath, [boot, '--config', config, '--port', '0'], { cwd: path.dirname(config), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no url line within 15 s; stdout: ${out} stderr: ${err}`));
-    }, 15_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]!, exit });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening; stderr: ${err}`));
-    });
-  });
+function start(config = path.join(app, 'app.json')): Promise<ServerProcess> {
+  return startServer(['--config', config, '--port', '0'], path.dirname(config));
 }
 
 // Tests read deep envelope paths; `expect` does the checking.

@@ -1,56 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, runToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Spawns the real launcher against dist/ (built by `npm install`/`npm ci`): catches what
  * vitest cannot, such as ESM load-order problems in tsc output (TOOLCHAIN gotcha 5).
  */
-const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const boot = path.join(repo, 'kernel', 'boot.js');
-
-interface Running {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-}
-
-function start(args: string[], cwd = repo): Promise<Running> {
-  const child = spawn(process.execPath, [boot, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no url line within 15 s; stdout: ${out} stderr: ${err}`)), 15_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]!, stdout: () => out });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening; stderr: ${err}`));
-    });
-  });
-}
-
-function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [boot, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
-}
-
-function exitOf(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-}
+const repo = REPO;
+const start = (args: string[]): Promise<ServerProcess> => startServer(args);
+const run = (args: string[]): Promise<{ code: number | null; stderr: string }> => runToExit(args);
 
 let tmp: string;
 beforeAll(async () => {
@@ -80,7 +41,7 @@ describe('node kernel/boot.js', () => {
     } finally {
       running.child.kill('SIGTERM');
     }
-    expect(await exitOf(running.child)).toBe(0);
+    expect(await running.exit).toBe(0);
   });
 
   it('prints the url line even at log level error', async () => {
@@ -93,7 +54,7 @@ describe('node kernel/boot.js', () => {
     } finally {
       running.child.kill('SIGTERM');
     }
-    expect(await exitOf(running.child)).toBe(0);
+    expect(await running.exit).toBe(0);
   });
 
   it('takes --host and answers on it', async () => {
@@ -109,7 +70,7 @@ describe('node kernel/boot.js', () => {
     } finally {
       running.child.kill('SIGINT');
     }
-    expect(await exitOf(running.child)).toBe(0);
+    expect(await running.exit).toBe(0);
   });
 
   it('exits non-zero naming the file and JSON path of a bad config', async () => {
