@@ -122,17 +122,21 @@ export function parseListQuery(query: string, defaults: { per_page: number; max_
       where.push({ boolean: 'and', field, operator, value: null });
     }
   }
-  const orderBy: OrderClause[] = [];
+  const orderBy: Array<OrderClause & { at: number }> = [];
+  // Both spellings may be mixed: the sort keys apply in the order they appear in the URL.
+  const position = new Map<string, number>();
+  for (const name of new URLSearchParams(query).keys()) if (!position.has(name)) position.set(name, position.size);
   for (const key of ['orderBy', 'order_by'] as const) {
     const order = asObject(params[key], key);
     if (!order) continue;
     for (const field of Object.keys(order)) {
       const name = `${key}[${field}]`;
       assertFieldName(field, name);
-      orderBy.push({ field, direction: direction(order[field]!, name) });
+      orderBy.push({ field, direction: direction(order[field]!, name), at: position.get(name) ?? Infinity });
     }
   }
-  const result: ListQuery = { where, orderBy, page, perPage };
+  orderBy.sort((a, b) => a.at - b.at);
+  const result: ListQuery = { where, orderBy: orderBy.map(({ field, direction: d }) => ({ field, direction: d })), page, perPage };
   if (params.with !== undefined) {
     const raw = params.with;
     const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;

@@ -5,6 +5,9 @@ import { fieldOf, type StreamDefinition } from '../streams/index.js';
 
 const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal', 'float', 'double']);
 const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
+/** A declared integer key reads `04` as 4 (an undeclared key keeps `04` as a string key of its own). */
+const DECLARED_INTEGER_TEXT = /^-?\d{1,16}$/;
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMBER_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -30,7 +33,10 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
     key = raw;
   } else if (typeof raw === 'string') {
     if (raw === '') throw new BadRequestError('The entry key must not be empty.', { rule: 'key' });
-    if (type === undefined || type === 'integer') key = INTEGER_TEXT.test(raw) ? Number(raw) : raw;
+    if (type === 'integer') key = DECLARED_INTEGER_TEXT.test(raw) ? Number(raw) : raw;
+    else if (type === undefined) key = INTEGER_TEXT.test(raw) ? Number(raw) : raw;
+    // A UUID names one entry whatever its case (the uuid type stores lower case).
+    else if (type === 'uuid') key = UUID_TEXT.test(raw) ? raw.toLowerCase() : raw;
     else if (NUMERIC_TYPES.has(type)) key = NUMBER_TEXT.test(raw) ? Number(raw) : raw;
     else key = raw;
   } else {

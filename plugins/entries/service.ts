@@ -13,7 +13,7 @@ import {
   type SourceRegistry,
   type WhereClause,
 } from '../sources/index.js';
-import type { StreamDefinition, StreamRegistry } from '../streams/index.js';
+import { fieldOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep } from './contracts.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
@@ -79,7 +79,7 @@ export class EntriesServiceImpl implements EntriesService {
   async list(stream: string, query: ListQuery): Promise<ListResult> {
     const definition = this.deps.streams.require(stream);
     const where = query.where.map((c) => this.castClause(definition, c));
-    const orderBy = query.orderBy.map((o) => this.checkOrder(o.field, o.direction));
+    const orderBy = query.orderBy.map((o) => this.checkOrder(definition, o.field, o.direction));
     const perPage = Math.max(1, Math.trunc(query.perPage));
     const page = Math.max(1, Math.trunc(query.page));
     const result = await this.source(definition).paginate({ where, orderBy, skip: (page - 1) * perPage, limit: perPage });
@@ -92,7 +92,7 @@ export class EntriesServiceImpl implements EntriesService {
     if (!Array.isArray(steps)) throw new BadRequestError('parameters must be an array of steps.');
     const criteria = this.readMethods.apply(steps, { stream: definition });
     const where = criteria.wheres.map((c) => this.castRaw(definition, c));
-    const orderBy = criteria.orders.map((o) => this.checkOrder(o.field, o.direction));
+    const orderBy = criteria.orders.map((o) => this.checkOrder(definition, o.field, o.direction));
     const size = Math.max(1, Math.trunc(perPage));
     const start = (Math.max(1, Math.trunc(page)) - 1) * size;
     // skip/limit define a window of the matches; pages are cut inside that window.
@@ -330,7 +330,7 @@ export class EntriesServiceImpl implements EntriesService {
 
   private castRaw(definition: StreamDefinition, clause: RawWhere | WhereClause): WhereClause {
     const fields = this.deps.fields();
-    const field = assertFieldName(clause.field);
+    const field = readableField(definition, assertFieldName(clause.field));
     rejectOperatorObjects(clause.value);
     const operator = normalizeOperator(clause.operator);
     // The operator goes along: a LIKE pattern stays a string whatever the field type.
@@ -339,10 +339,10 @@ export class EntriesServiceImpl implements EntriesService {
     );
   }
 
-  private checkOrder(field: unknown, direction: unknown): OrderClause {
+  private checkOrder(definition: StreamDefinition, field: unknown, direction: unknown): OrderClause {
     const dir = typeof direction === 'string' ? direction.toLowerCase() : direction;
     if (dir !== 'asc' && dir !== 'desc') throw new BadRequestError(`Sort direction must be asc or desc, got "${String(direction).slice(0, 20)}".`);
-    return { field: assertFieldName(field), direction: dir };
+    return { field: readableField(definition, assertFieldName(field)), direction: dir };
   }
 
   private checkInput(input: EntryAttributes): void {
@@ -405,4 +405,16 @@ function existingKey(definition: StreamDefinition, key: unknown): EntryKey | und
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A protected field never leaves the server, so it may not steer a filter or a sort
+ * either: `where[secret]=a%` answered yes/no would reveal it character by character.
+ */
+function readableField(definition: StreamDefinition, field: string): string {
+  const head = field.split('.', 1)[0]!;
+  if (fieldOf(definition, head)?.protected === true) {
+    throw new BadRequestError(`The ${head} field is protected: it cannot be used to filter or sort.`, { field: head, rule: 'protected' });
+  }
+  return field;
 }

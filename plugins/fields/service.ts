@@ -62,7 +62,9 @@ export class FieldsRegistry implements FieldsService {
   private readonly ajv: Ajv;
 
   constructor(private readonly options: FieldsServiceOptions) {
-    this.ajv = createAjv({ allErrors: true, verbose: true });
+    // strictNumbers: JSON's 1e400 parses to Infinity, which would pass `integer` and be
+    // stored as null; non-finite numbers now fail the type like any other wrong value.
+    this.ajv = createAjv({ allErrors: true, verbose: true, strictNumbers: true });
     this.ajv.addKeyword({
       keyword: TEST,
       errors: false,

@@ -24,7 +24,9 @@ function assertWritableId(id: string): void {
 /** The stream-definition endpoints (meta.stream is the meta-stream, `core.streams` by default). */
 export function streamEndpoints(context: EndpointContext): Record<Extract<EndpointName, `streams.${string}`>, EndpointHandler> {
   const { config } = context;
-  const meta = json(context.registry.metaId);
+  // The spec: the meta-stream "appears as core.streams" in meta.stream, whatever the
+  // `streams_id` setting names it internally.
+  const meta = json('core.streams');
 
   const one = (request: ApiRequest, definition: StreamDefinition, status: number, payload?: unknown): HttpReply => {
     const urls = urlsOf(context, request);

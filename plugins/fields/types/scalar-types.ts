@@ -17,7 +17,9 @@ export const integerType: FieldType = {
   rule: 'integer',
   message: 'The :attribute field must be an integer.',
   kind: () => 'numeric',
-  schema: () => ({ type: 'integer' }),
+  // Beyond 2^53 a JSON number has already lost digits (12345678901234567890 arrives as
+  // ...67000): refuse it rather than store a different number.
+  schema: () => ({ type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
   normalize: (value) => integerFromText(value),
   defaultValue: (field) => (field.config.default === 'increment' ? INCREMENT : plainDefault(field.config.default)),
   castFilter(value, field) {
