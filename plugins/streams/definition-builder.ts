@@ -99,7 +99,9 @@ export class DefinitionBuilder {
     const duplicate = firstDuplicateHandle(resolvedFields);
     const problems: DefinitionProblem[] = duplicate ? [{ path: '/fields', message: `field [${duplicate}] is defined twice` }] : [];
     const context: CheckContext = { origin: input.origin ?? 'store' };
-    for (const check of this.checks) problems.push(...check(definition, registry, context));
+    for (const check of this.checks) {
+      for (const problem of check(definition, registry, context)) problems.push({ ...problem, path: pathInFile(problem.path, definition, resolvedFields) });
+    }
     if (problems.length > 0) throw new DefinitionProblems(problems, input.file);
     await this.hooks.emit('definition.loaded', { id, definition: definition as unknown as Record<string, unknown> });
     return definition;
@@ -148,4 +150,33 @@ function firstDuplicateHandle(fields: unknown): string | undefined {
     seen.add(field.handle);
   }
   return undefined;
+}
+
+/**
+ * Checks report field problems by position in the normalized list (`/fields/2/rules/0`);
+ * point at where the author wrote it instead: the handle in the object form
+ * (`/fields/title`), the own position when a parent's fields come first, and the whole
+ * `rules` string when rules were written pipe-delimited.
+ */
+function pathInFile(problemPath: string, definition: StreamDefinition, ownFields: unknown): string {
+  const match = /^\/fields\/(\d+)(\/.*)?$/.exec(problemPath);
+  if (!match) return problemPath;
+  const handle = definition.fields[Number(match[1])]?.handle;
+  if (handle === undefined || ownFields === null || typeof ownFields !== 'object') return problemPath;
+  let at: string;
+  let written: unknown;
+  if (Array.isArray(ownFields)) {
+    const index = ownFields.findIndex((f) => (f as { handle?: unknown })?.handle === handle);
+    if (index < 0) return problemPath;
+    at = String(index);
+    written = ownFields[index];
+  } else {
+    if (!Object.hasOwn(ownFields, handle)) return problemPath;
+    at = handle;
+    written = (ownFields as Record<string, unknown>)[handle];
+  }
+  let rest = match[2] ?? '';
+  const rules = written !== null && typeof written === 'object' ? (written as { rules?: unknown }).rules : undefined;
+  if (typeof rules === 'string' && /^\/rules\/\d+$/.test(rest)) rest = '/rules';
+  return `/fields/${at}${rest}`;
 }

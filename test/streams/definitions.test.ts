@@ -275,3 +275,34 @@ describe('addon hooks on definitions', () => {
     expect(message).toMatch(/x\.json at \/fields: type \[nope\] is not registered/);
   });
 });
+
+describe('problem paths point where the author wrote the field', () => {
+  const unknownType = definePlugin({
+    name: 'type-check',
+    requires: ['streams'],
+    register({ container }) {
+      container
+        .resolve<import('../../plugins/streams/index.js').StreamRegistry>(Symbol.for('streams-kernel:stream-registry'))
+        .addCheck((d) =>
+          d.fields.flatMap((f, i) => [
+            ...(f.type === 'nosuchtype' ? [{ path: `/fields/${i}/type`, message: `unknown type [${f.type}]` }] : []),
+            ...f.rules.flatMap((r, j) => (r === 'shiny' ? [{ path: `/fields/${i}/rules/${j}`, message: 'unknown rule [shiny]' }] : [])),
+          ]),
+        );
+    },
+  });
+
+  it('names the handle in the object form and the rules string when written with pipes', async () => {
+    expect(await bootError({ 'streams/s.json': { fields: { a: 'string', x: 'nosuchtype' } } }, [unknownType])).toMatch(/s\.json at \/fields\/x\/type: unknown type/);
+    expect(await bootError({ 'streams/s.json': { fields: { x: { rules: 'required|shiny' } } } }, [unknownType])).toMatch(/at \/fields\/x\/rules: unknown rule/);
+    expect(await bootError({ 'streams/s.json': { fields: { x: { rules: ['required', 'shiny'] } } } }, [unknownType])).toMatch(/at \/fields\/x\/rules\/1: unknown rule/);
+  });
+
+  it('uses the own list position when a parent contributes fields first', async () => {
+    const message = await bootError(
+      { 'streams/base.json': { fields: { a: 'string', b: 'string' } }, 'streams/child.json': { extends: 'base', fields: [{ handle: 'x', type: 'nosuchtype' }] } },
+      [unknownType],
+    );
+    expect(message).toMatch(/child\.json at \/fields\/0\/type: unknown type/);
+  });
+});
