@@ -213,6 +213,6 @@ describe('the geo definition key', () => {
       },
       (e: unknown) => e as Error,
     );
-    expect(error?.message).toMatch(/places\.json at \/fields\/2.*geopoint/);
+    expect(error?.message).toMatch(/places\.json at \/fields\/location\/type: .*geopoint/);
   });
 });

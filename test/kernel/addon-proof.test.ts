@@ -61,6 +61,6 @@ describe('an addon loaded by path', () => {
       },
       (e: unknown) => e as Error,
     );
-    expect(error?.message).toMatch(/reviews\.json at \/fields\/2.*rating/);
+    expect(error?.message).toMatch(/reviews\.json at \/fields\/stars\/type: .*rating/);
   });
 });
