@@ -123,16 +123,19 @@ export function parseListQuery(query: string, defaults: { per_page: number; max_
     }
   }
   const orderBy: Array<OrderClause & { at: number }> = [];
-  // Both spellings may be mixed: the sort keys apply in the order they appear in the URL.
+  // Both spellings may be mixed: the sort keys apply in the order they appear in the URL
+  // (only then is the query string scanned again for positions).
   const position = new Map<string, number>();
-  for (const name of new URLSearchParams(query).keys()) if (!position.has(name)) position.set(name, position.size);
+  if (params.orderBy !== undefined && params.order_by !== undefined) {
+    for (const name of new URLSearchParams(query).keys()) if (!position.has(name)) position.set(name, position.size);
+  }
   for (const key of ['orderBy', 'order_by'] as const) {
     const order = asObject(params[key], key);
     if (!order) continue;
     for (const field of Object.keys(order)) {
       const name = `${key}[${field}]`;
       assertFieldName(field, name);
-      orderBy.push({ field, direction: direction(order[field]!, name), at: position.get(name) ?? Infinity });
+      orderBy.push({ field, direction: direction(order[field]!, name), at: position.get(name) ?? orderBy.length });
     }
   }
   orderBy.sort((a, b) => a.at - b.at);
