@@ -56,19 +56,21 @@ export async function main(argv: string[]): Promise<Kernel> {
   let kernel: Kernel;
   try {
     kernel = new Kernel(loadConfigFile(file, overrides));
-    await kernel.boot();
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message);
-    process.stderr.write(`streams-kernel: boot failed: ${(error as Error).stack ?? String(error)}\n`);
-    process.exit(1);
+    throw error;
   }
+  // Signal handlers go in before boot: the url line is printed while booting, and a
+  // supervisor may answer it with SIGTERM at once (default handling would kill us).
+  let booted: Promise<void> = Promise.resolve();
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     kernel.logger.info({ signal }, 'shutting down');
-    kernel
-      .shutdown()
+    booted
+      .catch(() => undefined)
+      .then(() => kernel.shutdown())
       .then(() => {
         kernel.logger.flush?.();
         process.exit(0);
@@ -80,5 +82,13 @@ export async function main(argv: string[]): Promise<Kernel> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  booted = kernel.boot();
+  try {
+    await booted;
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    process.stderr.write(`streams-kernel: boot failed: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  }
   return kernel;
 }

@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, runToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { BOOT, REPO, runToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Spawns the real launcher against dist/ (built by `npm install`/`npm ci`): catches what
@@ -55,6 +56,22 @@ describe('node kernel/boot.js', () => {
       running.child.kill('SIGTERM');
     }
     expect(await running.exit).toBe(0);
+  });
+
+  it('stops cleanly (exit 0) on a SIGTERM that arrives while it is still booting', async () => {
+    const app = path.join(tmp, 'slow-app');
+    await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
+    const addon = path.join(repo, 'test', 'fixtures', 'slow-boot');
+    await writeFile(path.join(app, 'app.json'), JSON.stringify({ plugins: [addon] }));
+    const child = spawn(process.execPath, [BOOT, '--config', path.join(app, 'app.json'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('"slow-boot":"booting"') && !child.killed) child.kill('SIGTERM');
+    });
+    expect(await exit).toBe(0);
+    expect(out).toContain('"signal":"SIGTERM"');
   });
 
   it('takes --host and answers on it', async () => {
