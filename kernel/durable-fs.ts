@@ -72,17 +72,6 @@ export async function writeFileDurable(file: string, data: string | Uint8Array):
   await fsyncDir(dir);
 }
 
-/**
- * Write several files of one folder with one folder fsync: each file is still
- * written to a temp file, fsynced and renamed, so each is atomic on its own.
- */
-export async function writeFilesDurable(dir: string, files: Array<{ name: string; data: string | Uint8Array }>): Promise<void> {
-  if (files.length === 0) return;
-  await ensureDirDurable(dir);
-  await Promise.all(files.map(({ name, data }) => writeFileAtomic(path.join(dir, name), data)));
-  await fsyncDir(dir);
-}
-
 /** Remove a file durably; a missing file is not an error (the goal state holds). */
 export async function removeFileDurable(file: string): Promise<boolean> {
   try {

@@ -8,6 +8,6 @@ export type { KernelConfig, InterfaceConfig, PluginEntryConfig, MongoConnectionC
 export { AppError, BadRequestError, ConfigError, NotFoundError, ValidationError, isAppError, type ErrorElement } from './errors.js';
 export { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
 export type { Logger } from './logger.js';
-export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, writeFilesDurable, removeFileDurable, isTempFile } from './durable-fs.js';
+export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile } from './durable-fs.js';
 export { KeyedLock } from './keyed-lock.js';
 export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';

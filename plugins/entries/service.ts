@@ -185,29 +185,16 @@ export class EntriesServiceImpl implements EntriesService {
   }
 
   /** Validate, run the hooks and store one entry (called under the entry's lock). */
-  private write(
-    definition: StreamDefinition,
-    source: Source,
-    mode: WriteMode,
-    key: EntryKey,
-    input: EntryAttributes,
-    existing: Entry | undefined,
-  ): Promise<EntryAttributes> {
+  private write(...args: WriteArgs): Promise<EntryAttributes> {
     // `unique` is a check across entries: two writes of different keys must not both
     // pass it before either is stored. Such streams write one entry at a time (this
     // lock is always taken after the entry's own, so the order cannot deadlock).
-    if (!hasUniqueRule(definition)) return this.writeEntry(definition, source, mode, key, input, existing);
-    return this.uniqueWrites.run(definition.id, () => this.writeEntry(definition, source, mode, key, input, existing));
+    const definition = args[0];
+    if (!hasUniqueRule(definition)) return this.writeEntry(...args);
+    return this.uniqueWrites.run(definition.id, () => this.writeEntry(...args));
   }
 
-  private async writeEntry(
-    definition: StreamDefinition,
-    source: Source,
-    mode: WriteMode,
-    key: EntryKey,
-    input: EntryAttributes,
-    existing: Entry | undefined,
-  ): Promise<EntryAttributes> {
+  private async writeEntry(...[definition, source, mode, key, input, existing]: WriteArgs): Promise<EntryAttributes> {
     const keyName = keyNameOf(definition);
     const prepared = await this.deps.fields().prepare(definition, input, { mode, existing, key, lookup: this.lookup });
     const entry: EntryAttributes = mode === 'patch' && existing ? { ...existing, ...prepared } : { ...prepared };
@@ -384,6 +371,8 @@ function rejectOperatorObjects(value: unknown): void {
   if (Array.isArray(value)) value.forEach(check);
   else check(value);
 }
+
+type WriteArgs = [definition: StreamDefinition, source: Source, mode: WriteMode, key: EntryKey, input: EntryAttributes, existing: Entry | undefined];
 
 const uniqueStreams = new WeakMap<StreamDefinition, boolean>();
 

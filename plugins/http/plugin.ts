@@ -1,8 +1,6 @@
-import { definePlugin, type PluginContext } from '../../kernel/index.js';
+import { definePlugin } from '../../kernel/index.js';
 import { UwsHttpServer } from './server.js';
 import { HTTP_SERVER } from './tokens.js';
-
-const servers = new WeakMap<PluginContext, UwsHttpServer>();
 
 /**
  * The transport plugin. register: bind the server (no I/O) so other plugins add routes.
@@ -13,12 +11,10 @@ const servers = new WeakMap<PluginContext, UwsHttpServer>();
 export const httpPlugin = definePlugin({
   name: 'http',
   register(context) {
-    const server = new UwsHttpServer(context.config, context.logger, context.hooks);
-    servers.set(context as PluginContext, server);
-    context.container.registerInstance(HTTP_SERVER, server);
+    context.container.registerInstance(HTTP_SERVER, new UwsHttpServer(context.config, context.logger, context.hooks));
   },
   boot(context) {
-    const server = servers.get(context as PluginContext)!;
+    const server = context.container.resolve<UwsHttpServer>(HTTP_SERVER);
     if (!server.native) {
       context.logger.warn('uWebSockets.js native binary did not load: running on its slow pure-JS fallback (use Node 20 on a supported platform)');
     }
@@ -38,9 +34,7 @@ export const httpPlugin = definePlugin({
     context.hooks.on('kernel.shutdown', () => server.close(), { priority: -1000 });
   },
   async shutdown(context) {
-    const server = servers.get(context as PluginContext);
-    if (server) await server.close();
-    servers.delete(context as PluginContext);
+    await context.container.resolve<UwsHttpServer>(HTTP_SERVER).close();
   },
 });
 

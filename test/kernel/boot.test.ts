@@ -4,15 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOT, REPO, runToExit, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { BOOT, REPO, runToExit, startServer } from '../helpers/server-process.js';
 
 /**
  * Spawns the real launcher against dist/ (built by `npm install`/`npm ci`): catches what
  * vitest cannot, such as ESM load-order problems in tsc output (TOOLCHAIN gotcha 5).
  */
-const repo = REPO;
-const start = (args: string[]): Promise<ServerProcess> => startServer(args);
-const run = (args: string[]): Promise<{ code: number | null; stderr: string }> => runToExit(args);
 
 let tmp: string;
 beforeAll(async () => {
@@ -26,9 +23,9 @@ describe('node kernel/boot.js', () => {
   it('serves the embedded default app on a free port, prints the url line, and stops on SIGTERM with exit 0', async () => {
     // A copy, so the test never writes into the repository's own streams/.
     const app = path.join(tmp, 'default-app');
-    await cp(path.join(repo, 'streams'), path.join(app, 'streams'), { recursive: true });
-    await cp(path.join(repo, 'config', 'default.json'), path.join(app, 'config', 'default.json'));
-    const running = await start(['--config', path.join(app, 'config', 'default.json'), '--port', '0']);
+    await cp(path.join(REPO, 'streams'), path.join(app, 'streams'), { recursive: true });
+    await cp(path.join(REPO, 'config', 'default.json'), path.join(app, 'config', 'default.json'));
+    const running = await startServer(['--config', path.join(app, 'config', 'default.json'), '--port', '0']);
     try {
       expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(running.url).not.toMatch(/:0$/);
@@ -49,7 +46,7 @@ describe('node kernel/boot.js', () => {
     const app = path.join(tmp, 'quiet-app');
     await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
     await writeFile(path.join(app, 'app.json'), JSON.stringify({ log: { level: 'error' } }));
-    const running = await start(['--config', path.join(app, 'app.json'), '--port', '0']);
+    const running = await startServer(['--config', path.join(app, 'app.json'), '--port', '0']);
     try {
       expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     } finally {
@@ -61,7 +58,7 @@ describe('node kernel/boot.js', () => {
   it('stops cleanly (exit 0) on a SIGTERM that arrives while it is still booting', async () => {
     const app = path.join(tmp, 'slow-app');
     await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
-    const addon = path.join(repo, 'test', 'fixtures', 'slow-boot');
+    const addon = path.join(REPO, 'test', 'fixtures', 'slow-boot');
     await writeFile(path.join(app, 'app.json'), JSON.stringify({ plugins: [addon] }));
     const child = spawn(process.execPath, [BOOT, '--config', path.join(app, 'app.json'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -78,7 +75,7 @@ describe('node kernel/boot.js', () => {
     const app = path.join(tmp, 'host-app');
     await writeFile(path.join(tmp, 'host.json'), JSON.stringify({ root: 'host-app', log: { level: 'warn' } }));
     await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
-    const running = await start(['--config', path.join(tmp, 'host.json'), '--port', '0', '--host', '127.0.0.1', '--log-level', 'info']);
+    const running = await startServer(['--config', path.join(tmp, 'host.json'), '--port', '0', '--host', '127.0.0.1', '--log-level', 'info']);
     try {
       expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:/);
       const res = await request(`${running.url}/healthz`);
@@ -93,7 +90,7 @@ describe('node kernel/boot.js', () => {
   it('exits non-zero naming the file and JSON path of a bad config', async () => {
     const file = path.join(tmp, 'bad-config.json');
     await writeFile(file, JSON.stringify({ http: { port: 'x' } }));
-    const { code, stderr } = await run(['--config', file]);
+    const { code, stderr } = await runToExit(['--config', file]);
     expect(code).not.toBe(0);
     expect(stderr).toContain(`${file} at /http/port: must be integer`);
   });
@@ -103,14 +100,14 @@ describe('node kernel/boot.js', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
     await writeFile(path.join(app, 'app.json'), '{}');
     await writeFile(path.join(app, 'streams', 'planets.json'), JSON.stringify({ name: 'x'.repeat(60) }));
-    const { code, stderr } = await run(['--config', path.join(app, 'app.json'), '--port', '0']);
+    const { code, stderr } = await runToExit(['--config', path.join(app, 'app.json'), '--port', '0']);
     expect(code).not.toBe(0);
     expect(stderr).toContain(`${path.join(app, 'streams', 'planets.json')} at /name: must NOT have more than 50 characters`);
   });
 
   it('explains missing and unknown flags', async () => {
-    expect((await run([])).stderr).toMatch(/--config <file> is required/);
-    expect((await run(['--config', 'x', '--port', 'abc'])).stderr).toMatch(/--port must be an integer/);
-    expect((await run(['--bogus'])).code).toBe(1);
+    expect((await runToExit([])).stderr).toMatch(/--config <file> is required/);
+    expect((await runToExit(['--config', 'x', '--port', 'abc'])).stderr).toMatch(/--port must be an integer/);
+    expect((await runToExit(['--bogus'])).code).toBe(1);
   });
 });
