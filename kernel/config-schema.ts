@@ -21,6 +21,7 @@ export const configSchema = {
         trust_proxy: { type: 'boolean', default: false },
         body_timeout_ms: { type: 'integer', minimum: 1, default: 10000 },
         shutdown_timeout_ms: { type: 'integer', minimum: 0, default: 10000 },
+        transport: { enum: ['auto', 'uws', 'node'], default: 'auto' },
       },
     },
     api: {
@@ -182,6 +183,8 @@ export interface KernelConfig {
     trust_proxy: boolean;
     body_timeout_ms: number;
     shutdown_timeout_ms: number;
+    /** `auto`: native uWebSockets.js when a binary loads, else node:http; `uws`: native or exit 1; `node`: node:http. */
+    transport: 'auto' | 'uws' | 'node';
   };
   api: {
     enabled: boolean;

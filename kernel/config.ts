@@ -8,6 +8,7 @@ export interface ConfigOverrides {
   port?: number;
   host?: string;
   logLevel?: KernelConfig['log']['level'];
+  transport?: KernelConfig['http']['transport'];
 }
 
 const validate = createAjv({ useDefaults: true }).compile(configSchema);
@@ -52,5 +53,6 @@ export function buildConfig(raw: unknown, baseDir: string, overrides: ConfigOver
   if (overrides.port !== undefined) config.http.port = overrides.port;
   if (overrides.host !== undefined) config.http.host = overrides.host;
   if (overrides.logLevel !== undefined) config.log.level = overrides.logLevel;
+  if (overrides.transport !== undefined) config.http.transport = overrides.transport;
   return config;
 }

@@ -23,6 +23,8 @@ function isBranded(value: unknown): value is AppError {
 export class AppError extends Error {
   readonly status: number;
   readonly errors: ErrorElement[];
+  /** Extra response headers for this answer (e.g. `Retry-After` on a 503). */
+  headers?: Array<[string, string]>;
 
   /** `x instanceof AppError` (or a subclass) holds across copies of this module. */
   static override [Symbol.hasInstance](value: unknown): boolean {

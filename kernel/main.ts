@@ -4,12 +4,14 @@ import { loadConfigFile, type ConfigOverrides } from './config.js';
 import { ConfigError } from './errors.js';
 import { Kernel } from './kernel.js';
 
-const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L]
+const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L] [--transport T]
 
   --config, -c   configuration file (JSON); its folder is the application root
   --port, -p     port to listen on (0 picks a free port)
   --host         address to bind (default from the config, else 127.0.0.1)
   --log-level    fatal | error | warn | info | debug | trace | silent
+  --transport    auto | uws | node (default from the config, else auto: native
+                 uWebSockets.js when a binary loads for this Node, else node:http)
   --help, -h     this text`;
 
 function fail(message: string): never {
@@ -27,6 +29,7 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         'log-level': { type: 'string' },
+        transport: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -47,6 +50,10 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
   }
   if (values.host !== undefined) overrides.host = values.host;
   if (values['log-level'] !== undefined) overrides.logLevel = values['log-level'] as ConfigOverrides['logLevel'];
+  if (values.transport !== undefined) {
+    if (!['auto', 'uws', 'node'].includes(values.transport)) fail(`--transport must be auto, uws or node, got "${values.transport}"`);
+    overrides.transport = values.transport as ConfigOverrides['transport'];
+  }
   return { config: values.config, overrides };
 }
 

@@ -1,8 +1,8 @@
 /**
- * The transport's public shapes. A handler receives an HttpRequest whose method, path,
- * query and headers were copied from uWebSockets.js synchronously (its request object
- * dies at the first await), and returns an HttpReply that the transport writes in one
- * `res.cork()`.
+ * The transport's public shapes, the same for both transports (uWebSockets.js and
+ * node:http). A handler receives an HttpRequest whose method, path, query and headers
+ * were copied synchronously (uWebSockets.js' request object dies at the first await),
+ * and returns an HttpReply that the transport writes in one go.
  */
 
 export interface HttpRequest {
@@ -18,7 +18,13 @@ export interface HttpRequest {
   params: Record<string, string>;
   /** Milliseconds timestamp (performance.now()) when the request arrived. */
   readonly startedAt: number;
-  /** Client address; the first `X-Forwarded-For` hop when `http.trust_proxy` is on. */
+  /**
+   * This request's id: sent back as `X-Request-Id` on every answer and logged with any
+   * failure, so an operator finds the details a client never sees. A trusted proxy's
+   * (`http.trust_proxy`) well-formed `X-Request-Id` is kept.
+   */
+  readonly id: string;
+  /** Client address; the rightmost `X-Forwarded-For` hop when `http.trust_proxy` is on. */
   readonly ip: string;
   /** True once the client went away; the transport then drops any reply. */
   readonly aborted: boolean;
@@ -58,7 +64,9 @@ export interface HttpServer {
   readonly url: string;
   readonly host: string;
   readonly port: number;
-  /** False when uWebSockets.js fell back to its slow pure-JS server. */
+  /** `uWebSockets.js <package>@<version>` or `node:http`: what serves the requests. */
+  readonly transport: string;
+  /** True on the native uWebSockets.js transport. */
   readonly native: boolean;
   /**
    * Register a route. `method` is a method, a list, or `*` for any. `pattern` is an
@@ -72,4 +80,12 @@ export interface HttpServer {
   addReadinessCheck(name: string, check: ReadinessCheck): void;
   /** Requests being handled right now. */
   readonly inFlight: number;
+  /**
+   * Let the API shape answers the transport decides itself (404, 405, 408, 413, 431...):
+   * CORS headers and envelope links, so they are real answers like any other.
+   */
+  setTransportReplyDecorator(decorator: TransportReplyDecorator | null): void;
 }
+
+/** Returns the reply to send (it may add headers or replace the body); must not throw or await. */
+export type TransportReplyDecorator = (request: HttpRequest, reply: HttpReply) => HttpReply;

@@ -1,8 +1,9 @@
 /**
- * Public surface of the http plugin: the uWebSockets.js transport. Other plugins and
- * addons add routes with `container.resolve<HttpServer>(HTTP_SERVER).route(...)`.
+ * Public surface of the http plugin: the transport (native uWebSockets.js, or node:http
+ * where no native binary loads). Other plugins and addons add routes with
+ * `container.resolve<HttpServer>(HTTP_SERVER).route(...)`.
  */
-export type { HttpReply, HttpRequest, HttpServer, ReadinessCheck, RouteHandler } from './contracts.js';
+export type { HttpReply, HttpRequest, HttpServer, ReadinessCheck, RouteHandler, TransportReplyDecorator } from './contracts.js';
 export { HTTP_SERVER } from './tokens.js';
 export { Router, type RouteMatch } from './router.js';
 export { parseForm, type FormObject, type FormValue } from './form-parser.js';

@@ -1,23 +1,30 @@
 import { definePlugin } from '../../kernel/index.js';
-import { UwsHttpServer } from './server.js';
+import type { HttpServerCore } from './server-core.js';
+import { createHttpServer } from './server.js';
 import { HTTP_SERVER } from './tokens.js';
 
 /**
- * The transport plugin. register: bind the server (no I/O) so other plugins add routes.
- * The socket opens once every plugin has booted (`kernel.booted`), so the first request
- * never races the API's boot; then ONE pino line carries `"url":"http://host:port"`.
- * On `kernel.shutdown` (before any plugin's shutdown) it stops listening and drains.
+ * The transport plugin. register: pick and bind the server (no I/O) so other plugins add
+ * routes. The socket opens once every plugin has booted (`kernel.booted`), so the first
+ * request never races the API's boot; then ONE pino line carries `"url":"http://host:port"`
+ * and `"transport"`. On `kernel.shutdown` (before any plugin's shutdown) it stops
+ * listening and drains.
  */
 export const httpPlugin = definePlugin({
   name: 'http',
   register(context) {
-    context.container.registerInstance(HTTP_SERVER, new UwsHttpServer(context.config, context.logger, context.hooks));
+    const { server, fallbackReason } = createHttpServer(context.config, context.logger, context.hooks);
+    if (fallbackReason !== undefined) {
+      // Exactly one line: what was tried and how to get the fast transport.
+      context.logger.warn(
+        { transport: server.transport, reason: fallbackReason, hint: 'serving on node:http (about half the speed); use Node 20 or 22 on glibc >= 2.27, or Node 24 on glibc >= 2.38, for native uWebSockets.js; set http.transport to "node" to silence this' },
+        'native uWebSockets.js unavailable: falling back to node:http',
+      );
+    }
+    context.container.registerInstance(HTTP_SERVER, server);
   },
   boot(context) {
-    const server = context.container.resolve<UwsHttpServer>(HTTP_SERVER);
-    if (!server.native) {
-      context.logger.warn('uWebSockets.js native binary did not load: running on its slow pure-JS fallback (use Node 20 on a supported platform)');
-    }
+    const server = context.container.resolve<HttpServerCore>(HTTP_SERVER);
     context.hooks.on(
       'kernel.booted',
       async () => {
@@ -25,7 +32,7 @@ export const httpPlugin = definePlugin({
         // The url line is the boot contract (scripts and tests wait for it): print it at any
         // log level but `silent`, even when the operator chose warn or error.
         const announcer = context.config.log.level === 'silent' ? context.logger : context.logger.child({}, { level: 'info' });
-        announcer.info({ url: server.url }, 'listening');
+        announcer.info({ url: server.url, transport: server.transport }, 'listening');
       },
       { priority: -1000 },
     );
@@ -34,7 +41,6 @@ export const httpPlugin = definePlugin({
     context.hooks.on('kernel.shutdown', () => server.close(), { priority: -1000 });
   },
   async shutdown(context) {
-    await context.container.resolve<UwsHttpServer>(HTTP_SERVER).close();
+    await context.container.resolve<HttpServerCore>(HTTP_SERVER).close();
   },
 });
-

@@ -1,22 +1,27 @@
-import type { HttpResponse } from 'uWebSockets.js';
+import { randomBytes } from 'node:crypto';
 import type { HttpRequest } from './contracts.js';
 import { parseBody } from './body-parser.js';
 
-const decoder = new TextDecoder();
 const EMPTY = Buffer.alloc(0);
+// Request ids: a per-process prefix and a counter (unique, cheap, no syscall per request).
+const ID_PREFIX = randomBytes(4).toString('hex');
+let sequence = 0;
+const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * The transport's request object. Everything from uWebSockets.js' stack-allocated
- * request is copied in the constructor's caller before any await; the response
- * object is kept only to read the peer address lazily while the request is live.
+ * The request object both transports hand to handlers. Everything is copied from the
+ * socket library's request before the handler runs (uWebSockets.js' request object is
+ * stack-allocated and dies at the first await); a transport subclass only supplies the
+ * peer address, read lazily because most requests never ask for it.
  */
-export class TransportRequest implements HttpRequest {
+export abstract class TransportRequest implements HttpRequest {
   params: Record<string, string>;
   aborted = false;
   /** Set once a reply was written (or the client went away). */
   finished = false;
   /** Set once the transport counted this request out of `inFlight`. */
   counted = false;
+  readonly id: string;
   readonly locals: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   responseHeaders: Array<[string, string]> | null = null;
   bodyPromise: Promise<Buffer> | null = null;
@@ -30,12 +35,17 @@ export class TransportRequest implements HttpRequest {
     readonly headers: Record<string, string>,
     readonly hasBody: boolean,
     readonly startedAt: number,
-    private readonly res: HttpResponse,
     private readonly trustProxy: boolean,
     emptyParams: Record<string, string>,
   ) {
     this.params = emptyParams;
+    // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
+    const forwarded = trustProxy ? headers['x-request-id'] : undefined;
+    this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${(++sequence).toString(36)}`;
   }
+
+  /** The socket's peer address ('' once the connection is gone). */
+  protected abstract remoteAddress(): string;
 
   get ip(): string {
     if (this.address !== null) return this.address;
@@ -46,7 +56,7 @@ export class TransportRequest implements HttpRequest {
       // it. Anything left of it was sent by the client and could be anything.
       if (forwarded) ip = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
     }
-    if (!ip && !this.aborted && !this.finished) ip = decoder.decode(this.res.getRemoteAddressAsText());
+    if (!ip && !this.aborted && !this.finished) ip = this.remoteAddress();
     this.address = ip;
     return ip;
   }

@@ -6,7 +6,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, buildConfig, Hooks } from '../../kernel/index.js';
 import { createLogger } from '../../kernel/logger.js';
-import { UwsHttpServer } from '../../plugins/http/server.js';
+import type { HttpServerCore } from '../../plugins/http/server-core.js';
+import { TRANSPORTS } from './transports.js';
 
 /** Raw HTTP over a socket, for what undici refuses to send (pipelining, lying lengths, slow bodies). */
 function raw(port: number, text: string, waitMs = 300): Promise<string> {
@@ -21,8 +22,12 @@ function raw(port: number, text: string, waitMs = 300): Promise<string> {
   });
 }
 
-describe('uWebSockets.js transport', () => {
-  let server: UwsHttpServer;
+describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipReason }) => {
+  if (!available) {
+    it.skip(`${name}: ${skipReason}`, () => undefined);
+    return;
+  }
+  let server: HttpServerCore;
   let root: string;
   let base: string;
   const hooks = new Hooks();
@@ -31,7 +36,7 @@ describe('uWebSockets.js transport', () => {
   beforeAll(async () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'http-'));
     const config = buildConfig({ http: { port: 0, max_body: 64, body_timeout_ms: 300 } }, root);
-    server = new UwsHttpServer(config, createLogger('silent'), hooks);
+    server = create(config, createLogger('silent'), hooks);
     hooks.on('request.handled', (p) => {
       handled.push(p.status);
     });
@@ -62,7 +67,8 @@ describe('uWebSockets.js transport', () => {
   it('listens on an ephemeral port and reports its url', () => {
     expect(server.port).toBeGreaterThan(0);
     expect(base).toBe(`http://127.0.0.1:${server.port}`);
-    expect(server.native).toBe(true);
+    expect(server.native).toBe(name === 'uws');
+    expect(server.transport).toMatch(name === 'uws' ? /^uWebSockets\.js / : /^node:http$/);
   });
 
   it('routes parameters (decoded) and keeps the query string', async () => {
@@ -107,6 +113,7 @@ describe('uWebSockets.js transport', () => {
     expect(await head.body.text()).toBe('');
     const text = await raw(server.port, 'HEAD /items/7 HTTP/1.1\r\nHost: x\r\n\r\nGET /items/8 HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(text.match(/^content-length: /gim)).toHaveLength(2);
     expect(text).toContain('{"id":"8"');
   });
 
@@ -208,15 +215,77 @@ describe('uWebSockets.js transport', () => {
   });
 
   it('refuses a port that is already taken instead of sharing it (SO_REUSEPORT trap)', async () => {
-    const other = new UwsHttpServer(buildConfig({ http: { port: server.port } }, root), createLogger('silent'), new Hooks());
+    const other = create(buildConfig({ http: { port: server.port } }, root), createLogger('silent'), new Hooks());
     await expect(other.listen()).rejects.toThrow(/already in use/);
+  });
+
+  it('sends an X-Request-Id on every answer, and logs a 500 under it', async () => {
+    const a = await request(`${base}/items/1`);
+    const b = await request(`${base}/nope`);
+    await a.body.text();
+    await b.body.text();
+    const idA = String(a.headers['x-request-id']);
+    const idB = String(b.headers['x-request-id']);
+    expect(idA).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+    expect(idB).not.toBe(idA);
+    // A client's own id is not trusted without http.trust_proxy.
+    const c = await request(`${base}/items/1`, { headers: { 'x-request-id': 'mine' } });
+    await c.body.text();
+    expect(c.headers['x-request-id']).not.toBe('mine');
+  });
+
+  it('answers an unknown method 501 and a lower-case one 400, with the envelope', async () => {
+    for (const [line, status] of [['FOO /items/1 HTTP/1.1', 501], ['PROPFIND /items/1 HTTP/1.1', 501], ['get /items/1 HTTP/1.1', 400]] as const) {
+      const text = await raw(server.port, `${line}\r\nHost: x\r\n\r\n`);
+      expect(text, line).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(text, line).toContain('{"errors":[{"message":');
+    }
+  });
+
+  it('answers a request head that is too large, or has too many headers, with 431', async () => {
+    const big = await raw(server.port, `GET /items/1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(big).toMatch(/^HTTP\/1\.1 431 /);
+    const many = Array.from({ length: 150 }, (_, i) => `X-H${i}: v\r\n`).join('');
+    const text = await raw(server.port, `GET /items/1 HTTP/1.1\r\nHost: x\r\n${many}\r\n`);
+    expect(text).toMatch(/^HTTP\/1\.1 431 /);
+    const after = await request(`${base}/healthz`);
+    expect(after.statusCode).toBe(200);
+    await after.body.text();
+  });
+
+  it('answers HTTP/1.0 (nginx talks 1.0 to upstreams): node:http serves it, uWebSockets.js answers 505', async () => {
+    const text = await raw(server.port, 'GET /items/5 HTTP/1.0\r\nHost: x\r\n\r\n');
+    if (name === 'node') {
+      expect(text).toMatch(/^HTTP\/1\.1 200 /);
+      expect(text).toContain('{"id":"5"');
+    } else {
+      // uWebSockets.js refuses HTTP/1.0 before the product sees the request (docs/api.md, "Transports").
+      expect(text).toMatch(/^HTTP\/1\.1 505 /);
+    }
+    const after = await request(`${base}/healthz`);
+    expect(after.statusCode).toBe(200);
+    await after.body.text();
+  });
+
+  it('lets a decorator shape the answers the transport decides itself (404, 413)', async () => {
+    server.setTransportReplyDecorator((req, reply) => ({ ...reply, headers: [...(reply.headers ?? []), ['X-Decorated', req.path]] }));
+    try {
+      const res = await request(`${base}/nope`);
+      await res.body.text();
+      expect(res.headers['x-decorated']).toBe('/nope');
+      const text = await raw(server.port, `POST /items/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":`);
+      expect(text).toMatch(/^HTTP\/1\.1 413 /);
+      expect(text.toLowerCase()).toContain('x-decorated: /items/1');
+    } finally {
+      server.setTransportReplyDecorator(null);
+    }
   });
 });
 
-describe('graceful shutdown', () => {
+describe.each(TRANSPORTS.filter((t) => t.available))('graceful shutdown ($name)', ({ create }) => {
   it('stops accepting, finishes in-flight requests, then closes', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'http-'));
-    const server = new UwsHttpServer(buildConfig({ http: { port: 0 } }, root), createLogger('silent'), new Hooks());
+    const server = create(buildConfig({ http: { port: 0 } }, root), createLogger('silent'), new Hooks());
     server.route('GET', '/slow', () => new Promise((r) => setTimeout(() => r({ status: 200, body: '{"done":true}' }), 200)));
     await server.listen();
     const url = server.url;

@@ -1,0 +1,221 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { AppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import type { HttpReply } from './contracts.js';
+import { assertPortFree, listenError } from './listen.js';
+import { TransportRequest } from './request.js';
+import { errorBody, HttpServerCore, JSON_TYPE } from './server-core.js';
+import { statusLine, statusText } from './status-text.js';
+
+const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * Limits of the request head. They match what uWebSockets.js enforces (its defaults: a
+ * 4 KiB head buffer per read, up to 100 headers... it closes the socket instead of
+ * answering); here the client gets a 431 with the envelope. 16 KiB is node's default.
+ */
+export const MAX_HEAD_BYTES = 16 * 1024;
+export const MAX_HEADERS = 100;
+
+class NodeTransportRequest extends TransportRequest {
+  socket: Socket | null = null;
+
+  protected remoteAddress(): string {
+    const address = this.socket?.remoteAddress ?? '';
+    return address.startsWith('::ffff:') ? address.slice(7) : address;
+  }
+}
+
+/**
+ * The node:http transport: the same contract as the uWebSockets.js one (the shared core
+ * routes, answers and drains), for Node versions and platforms without a native binary.
+ * About half the speed of uWS on small replies (see benchmarks/README.md).
+ */
+export class NodeHttpServer extends HttpServerCore {
+  readonly native = false;
+  readonly transport = 'node:http';
+  private server: http.Server | null = null;
+
+  constructor(config: KernelConfig, logger: Logger, hooks: Hooks) {
+    super(config, logger, hooks);
+  }
+
+  async listen(): Promise<void> {
+    const { host, port } = this.config.http;
+    await assertPortFree(host, port);
+    const server = http.createServer({ maxHeaderSize: MAX_HEAD_BYTES, keepAliveTimeout: 10_000 }, (req, res) => this.onRequest(req, res));
+    // node truncates silently past maxHeadersCount: keep one more to tell "too many" apart.
+    server.maxHeadersCount = MAX_HEADERS + 1;
+    server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => this.onClientError(error, socket));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));
+      server.listen({ host, port, exclusive: true }, () => resolve());
+    });
+    const address = server.address();
+    this.boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  }
+
+  protected stopAccepting(): void {
+    this.server?.close();
+    this.server?.closeIdleConnections();
+  }
+
+  protected closeConnections(): void {
+    this.server?.closeAllConnections();
+    this.server = null;
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const method = req.method ?? 'GET';
+    let url = req.url ?? '/';
+    if (url.charCodeAt(0) !== 47) url = originForm(url);
+    const q = url.indexOf('?');
+    let path = q === -1 ? url : url.slice(0, q);
+    if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
+    const query = q === -1 ? '' : url.slice(q + 1);
+    // Headers as uWS gives them: lower-case names, repeats joined with ", " (node would
+    // drop repeats of some names and make set-cookie an array).
+    const raw = req.rawHeaders;
+    const headers = Object.create(null) as Record<string, string>;
+    for (let i = 0; i < raw.length; i += 2) {
+      const key = raw[i]!.toLowerCase();
+      const previous = headers[key];
+      headers[key] = previous === undefined ? raw[i + 1]! : `${previous}, ${raw[i + 1]!}`;
+    }
+    const length = headers['content-length'];
+    const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+    const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS);
+    request.socket = req.socket;
+    this.begin();
+    res.once('close', () => {
+      if (!request.finished) {
+        request.aborted = true;
+        this.finish(request);
+      }
+    });
+    if (raw.length / 2 > MAX_HEADERS) {
+      this.fail(req, res, request, 431, `The request has more than ${MAX_HEADERS} headers.`);
+      return;
+    }
+    if (hasBody && !this.startBody(req, res, request, length)) return;
+    const result = this.dispatch(request);
+    if (result instanceof Promise) {
+      result.then(
+        (reply) => this.send(res, request, reply),
+        (error: unknown) => this.send(res, request, this.errorReply(error, request)),
+      );
+    } else {
+      this.send(res, request, result);
+    }
+  }
+
+  private startBody(req: http.IncomingMessage, res: http.ServerResponse, request: NodeTransportRequest, length: string | undefined): boolean {
+    const max = this.config.http.max_body;
+    if (length !== undefined && Number(length) > max) {
+      this.fail(req, res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
+      return false;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settle!: { resolve: (b: Buffer) => void; reject: (e: Error) => void };
+    request.bodyPromise = new Promise<Buffer>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    // Nobody may ever ask for the body (a middleware denied first): never an unhandled rejection.
+    request.bodyPromise.catch(() => undefined);
+    const timer = setTimeout(() => {
+      settle.reject(new AppError(408, 'The request body was not received in time.'));
+      this.fail(req, res, request, 408, 'The request body was not received in time.');
+    }, this.config.http.body_timeout_ms);
+    req.on('data', (chunk: Buffer) => {
+      if (request.finished) return;
+      size += chunk.byteLength;
+      if (size > max) {
+        clearTimeout(timer);
+        settle.reject(new AppError(413, `The request body is larger than the limit of ${max} bytes.`));
+        this.fail(req, res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => {
+      clearTimeout(timer);
+      settle.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.once('error', () => clearTimeout(timer));
+    return true;
+  }
+
+  /** Answer at the transport level and close the connection: the rest of the body is never read. */
+  private fail(req: http.IncomingMessage, res: http.ServerResponse, request: NodeTransportRequest, status: number, message: string): void {
+    if (request.finished || request.aborted) return;
+    this.write(res, request, this.transportReply(request, status, message), true);
+    req.pause();
+  }
+
+  private send(res: http.ServerResponse, request: NodeTransportRequest, reply: HttpReply): void {
+    if (request.finished || request.aborted) return;
+    this.write(res, request, reply, this.draining);
+  }
+
+  private write(res: http.ServerResponse, request: NodeTransportRequest, reply: HttpReply, close: boolean): void {
+    request.finished = true;
+    const status = reply.status;
+    const head: string[] = ['X-Request-Id', request.id];
+    const extra = request.responseHeaders;
+    if (extra !== null) for (const [name, value] of extra) head.push(name, value);
+    const headers = reply.headers;
+    if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
+    if (close) head.push('Connection', 'close');
+    const body = reply.body;
+    if (status === 204 || status === 304 || body === undefined) {
+      if (status !== 204 && status !== 304) head.push('Content-Length', '0');
+      res.writeHead(status, statusText(status), head);
+      res.end();
+    } else {
+      // node drops the body of a HEAD answer by itself; the length is the GET one's.
+      head.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+      res.writeHead(status, statusText(status), head);
+      res.end(body);
+    }
+    request.socket = null;
+    this.finish(request, status);
+  }
+
+  /** A request node's parser refused before it became a request: answer it, never just drop it. */
+  private onClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    let status = 400;
+    let message = 'Malformed HTTP request.';
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      status = 431;
+      message = `The request head is larger than ${MAX_HEAD_BYTES} bytes.`;
+    } else if (error.code === 'HPE_INVALID_METHOD') {
+      const token = /^[^ \r\n]{1,32}/.exec(error.rawPacket?.toString('latin1') ?? '')?.[0] ?? '';
+      if (KNOWN_METHODS.has(token.toUpperCase())) message = `Method names are case-sensitive: send ${token.toUpperCase()}, not ${token}.`;
+      else [status, message] = [501, 'This request method is not implemented by this server.'];
+    } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      [status, message] = [408, 'The request was not received in time.'];
+    }
+    const body = errorBody(message);
+    socket.end(
+      `HTTP/1.1 ${statusLine(status)}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+}
+
+/** `http://host/path?q` (absolute-form, sent to proxies) to `/path?q`. */
+function originForm(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.pathname + parsed.search;
+  } catch {
+    return '/';
+  }
+}

@@ -1,0 +1,206 @@
+import { BadRequestError, isAppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import type { HttpReply, HttpServer, ReadinessCheck, RouteHandler, TransportReplyDecorator } from './contracts.js';
+import type { TransportRequest } from './request.js';
+import { Router } from './router.js';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The transport's own error body, shaped like the API envelope so clients parse one format. */
+export function errorBody(message: string): string {
+  return `{"errors":[${JSON.stringify({ message })}],"links":{},"meta":{},"data":null}`;
+}
+
+/** Methods some route of the product may serve. Anything else is 501 (RFC 9110 §15.6.2), never a silent drop. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * What both transports share: the router and its 404/405/OPTIONS answers, `/healthz` and
+ * `/readyz`, error replies, in-flight accounting and the draining shutdown. A transport
+ * subclass only reads requests off its socket library and writes replies back, so the
+ * two cannot drift in anything but wire details (tested by one suite run on both).
+ */
+export abstract class HttpServerCore implements HttpServer {
+  abstract readonly transport: string;
+  abstract readonly native: boolean;
+  protected readonly router = new Router<RouteHandler>();
+  protected boundPort = 0;
+  protected draining = false;
+  protected readonly debug: boolean;
+  private readonly checks = new Map<string, ReadinessCheck>();
+  private decorator: TransportReplyDecorator | null = null;
+  private closing: Promise<void> | null = null;
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    protected readonly config: KernelConfig,
+    protected readonly logger: Logger,
+    protected readonly hooks: Hooks,
+  ) {
+    this.debug = logger.isLevelEnabled('debug');
+    this.route(['GET'], '/healthz', () => ({ status: 200, body: '{"status":"ok"}' }));
+    this.route(['GET'], '/readyz', () => this.readiness());
+  }
+
+  get host(): string {
+    return this.config.http.host;
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get url(): string {
+    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `http://${host}:${this.boundPort}`;
+  }
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  route(method: string | string[], pattern: string, handler: RouteHandler): void {
+    this.router.add(method, pattern, handler);
+  }
+
+  addReadinessCheck(name: string, check: ReadinessCheck): void {
+    this.checks.set(name, check);
+  }
+
+  setTransportReplyDecorator(decorator: TransportReplyDecorator | null): void {
+    this.decorator = decorator;
+  }
+
+  /** Bind and start accepting. Port 0 picks a free one. */
+  abstract listen(): Promise<void>;
+  /** Stop accepting new connections (idle keep-alive ones may be closed too). */
+  protected abstract stopAccepting(): void;
+  /** Close every remaining connection. */
+  protected abstract closeConnections(): void;
+
+  /** Stop accepting, let in-flight requests finish (up to the timeout), then close every connection. */
+  close(timeoutMs = this.config.http.shutdown_timeout_ms): Promise<void> {
+    this.closing ??= this.doClose(timeoutMs);
+    return this.closing;
+  }
+
+  private async doClose(timeoutMs: number): Promise<void> {
+    if (this.boundPort === 0) return;
+    this.draining = true;
+    this.stopAccepting();
+    if (this.active > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (this.active > 0) this.logger.warn({ inFlight: this.active }, 'shutdown timeout: closing requests still in flight');
+    }
+    this.closeConnections();
+  }
+
+  private async readiness(): Promise<HttpReply> {
+    const results: Record<string, boolean> = {};
+    let ready = !this.draining;
+    for (const [name, check] of this.checks) {
+      let ok = false;
+      try {
+        ok = (await check()) === true;
+      } catch (error) {
+        this.logger.warn({ err: error, check: name }, 'readiness check failed');
+      }
+      results[name] = ok;
+      if (!ok) ready = false;
+    }
+    return { status: ready ? 200 : 503, body: JSON.stringify({ status: ready ? 'ready' : 'not ready', checks: results }) };
+  }
+
+  /** Count a request in (its reply or abort counts it out through `finish`). */
+  protected begin(): void {
+    this.active++;
+  }
+
+  /** Route a request whose head was read; the reply may come later. */
+  protected dispatch(request: TransportRequest): HttpReply | Promise<HttpReply> {
+    const method = request.method;
+    try {
+      if (!KNOWN_METHODS.has(method)) {
+        return KNOWN_METHODS.has(method.toUpperCase())
+          ? this.transportReply(request, 400, `Method names are case-sensitive: send ${method.toUpperCase()}, not ${method}.`)
+          : this.transportReply(request, 501, `The ${method.slice(0, 32)} method is not implemented by this server.`);
+      }
+      const match = this.router.match(method, request.path, decodeParam);
+      if (match === undefined) return this.transportReply(request, 404, 'Not Found');
+      if (match.value === undefined) {
+        const allow: Array<[string, string]> = [['Allow', match.allow.join(', ')]];
+        if (method === 'OPTIONS') return { status: 204, headers: allow };
+        return this.transportReply(request, 405, `The ${method} method is not supported on this path.`, allow);
+      }
+      request.params = match.params;
+      const result = match.value(request);
+      if (result instanceof Promise) return result.catch((error: unknown) => this.errorReply(error, request));
+      return result;
+    } catch (error) {
+      return this.errorReply(error, request);
+    }
+  }
+
+  /**
+   * An answer the transport decides itself (404, 405, 413, 408, 431...). The API may
+   * decorate it (CORS headers, envelope links) so it is a real answer like any other.
+   */
+  protected transportReply(request: TransportRequest, status: number, message: string, headers?: Array<[string, string]>): HttpReply {
+    const reply: HttpReply = { status, body: errorBody(message) };
+    if (headers !== undefined) reply.headers = headers;
+    if (this.decorator === null) return reply;
+    try {
+      return this.decorator(request, reply);
+    } catch (error) {
+      this.logger.warn({ err: error, requestId: request.id }, 'transport reply decorator failed');
+      return reply;
+    }
+  }
+
+  protected errorReply(error: unknown, request: TransportRequest): HttpReply {
+    if (isAppError(error)) {
+      const reply: HttpReply = { status: error.status, body: `{"errors":${JSON.stringify(error.errors)},"links":{},"meta":{},"data":null}` };
+      if (error.headers !== undefined) reply.headers = error.headers;
+      return reply;
+    }
+    this.logger.error({ err: error, requestId: request.id, method: request.method, path: request.path }, 'request failed');
+    return { status: 500, body: errorBody('Internal Server Error') };
+  }
+
+  /** Count a request out (once), emit `request.handled`, wake a draining close. */
+  protected finish(request: TransportRequest, status = 0): void {
+    if (request.counted) return;
+    request.counted = true;
+    request.finished = true;
+    this.active--;
+    if (this.debug || this.hooks.has('request.handled')) {
+      const durationMs = performance.now() - request.startedAt;
+      if (this.debug) this.logger.debug({ requestId: request.id, method: request.method, path: request.path, status, durationMs, aborted: request.aborted }, 'request');
+      if (this.hooks.has('request.handled')) {
+        this.hooks
+          .emit('request.handled', { method: request.method, path: request.path, status, durationMs })
+          .catch((error: unknown) => this.logger.warn({ err: error }, 'request.handled listener failed'));
+      }
+    }
+    if (this.active === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}
+
+function decodeParam(raw: string): string {
+  if (raw.indexOf('%') === -1) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new BadRequestError(`Malformed percent-encoding in the path segment "${raw.slice(0, 50)}".`);
+  }
+}

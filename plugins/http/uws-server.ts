@@ -1,0 +1,194 @@
+import { performance } from 'node:perf_hooks';
+import type { HttpResponse, HttpRequest as UwsRequest, TemplatedApp, us_listen_socket } from 'uws-pack';
+import { AppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import type { HttpReply } from './contracts.js';
+import { assertPortFree, ListenError } from './listen.js';
+import { TransportRequest } from './request.js';
+import { HttpServerCore, JSON_TYPE } from './server-core.js';
+import { statusLine } from './status-text.js';
+import type { NativeUws } from './uws-loader.js';
+
+const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
+const decoder = new TextDecoder();
+
+class UwsTransportRequest extends TransportRequest {
+  res: HttpResponse | null = null;
+
+  protected remoteAddress(): string {
+    return this.res === null ? '' : decoder.decode(this.res.getRemoteAddressAsText());
+  }
+}
+
+/**
+ * The uWebSockets.js transport: one catch-all uWS route feeding the shared router, bodies
+ * read with a size cap and a slow-body timeout, replies written in one cork.
+ * uWS rules that bite: read everything from `req` before returning (stack-allocated),
+ * `onAborted` before any async work, copy each `onData` chunk, cork writes after awaits.
+ */
+export class UwsHttpServer extends HttpServerCore {
+  readonly native = true;
+  readonly transport: string;
+  private app: TemplatedApp | null = null;
+  private listenSocket: us_listen_socket | null = null;
+  private readonly uws: NativeUws['uws'];
+
+  constructor(native: NativeUws, config: KernelConfig, logger: Logger, hooks: Hooks) {
+    super(config, logger, hooks);
+    this.uws = native.uws;
+    this.transport = native.label;
+  }
+
+  async listen(): Promise<void> {
+    const { host, port } = this.config.http;
+    // uWS binds with SO_REUSEPORT: a second server on a busy port "succeeds" and steals
+    // half the connections. Probe with a plain exclusive socket first (also for port 0:
+    // it turns a bad host into a clear message, where uWS only says "false").
+    await assertPortFree(host, port);
+    const app = this.uws.App();
+    app.any('/*', (res, req) => this.onRequest(res, req));
+    this.app = app;
+    await new Promise<void>((resolve, reject) => {
+      app.listen(host, port, (socket) => {
+        if (!socket) {
+          reject(new ListenError(`cannot listen on ${host}:${port}`));
+          return;
+        }
+        this.listenSocket = socket;
+        this.boundPort = this.uws.us_socket_local_port(socket);
+        resolve();
+      });
+    });
+  }
+
+  protected stopAccepting(): void {
+    if (this.listenSocket) {
+      this.uws.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+  }
+
+  protected closeConnections(): void {
+    this.app?.close();
+    this.app = null;
+  }
+
+  private onRequest(res: HttpResponse, req: UwsRequest): void {
+    // Read everything from `req` now: it is stack-allocated and dies with this call.
+    const method = req.getCaseSensitiveMethod();
+    let path = req.getUrl();
+    if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
+    const query = req.getQuery() ?? '';
+    const headers = Object.create(null) as Record<string, string>;
+    req.forEach((key, value) => {
+      const previous = headers[key];
+      headers[key] = previous === undefined ? value : `${previous}, ${value}`;
+    });
+    const length = headers['content-length'];
+    const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+    const request = new UwsTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS);
+    request.res = res;
+    this.begin();
+    res.onAborted(() => {
+      request.aborted = true;
+      request.res = null;
+      this.finish(request);
+    });
+    if (hasBody && !this.startBody(res, request, length)) return;
+    const result = this.dispatch(request);
+    if (result instanceof Promise) {
+      result.then(
+        (reply) => this.send(res, request, reply),
+        (error: unknown) => this.send(res, request, this.errorReply(error, request)),
+      );
+    } else {
+      this.send(res, request, result);
+    }
+  }
+
+  /** Start reading the body now (chunks arrive right after this handler returns). False when already answered. */
+  private startBody(res: HttpResponse, request: UwsTransportRequest, length: string | undefined): boolean {
+    const max = this.config.http.max_body;
+    if (length !== undefined) {
+      const declared = Number(length);
+      if (!Number.isInteger(declared) || declared < 0) {
+        this.fail(res, request, 400, 'Invalid Content-Length header.');
+        return false;
+      }
+      if (declared > max) {
+        this.fail(res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
+        return false;
+      }
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settle!: { resolve: (b: Buffer) => void; reject: (e: Error) => void };
+    request.bodyPromise = new Promise<Buffer>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    // Nobody may ever ask for the body (a middleware denied first): never an unhandled rejection.
+    request.bodyPromise.catch(() => undefined);
+    const timer = setTimeout(() => {
+      settle.reject(new AppError(408, 'The request body was not received in time.'));
+      this.fail(res, request, 408, 'The request body was not received in time.');
+    }, this.config.http.body_timeout_ms);
+    res.onData((chunk, isLast) => {
+      if (request.finished) return;
+      size += chunk.byteLength;
+      if (size > max) {
+        clearTimeout(timer);
+        settle.reject(new AppError(413, `The request body is larger than the limit of ${max} bytes.`));
+        this.fail(res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
+        return;
+      }
+      // The ArrayBuffer is neutered when this callback returns: copy it.
+      if (chunk.byteLength > 0) chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        clearTimeout(timer);
+        settle.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      }
+    });
+    return true;
+  }
+
+  /** Answer at the transport level and close the connection: the rest of the body is never read. */
+  private fail(res: HttpResponse, request: UwsTransportRequest, status: number, message: string): void {
+    if (request.finished || request.aborted) return;
+    this.write(res, request, this.transportReply(request, status, message), true);
+  }
+
+  private send(res: HttpResponse, request: UwsTransportRequest, reply: HttpReply): void {
+    if (request.finished || request.aborted) return;
+    this.write(res, request, reply, this.draining);
+  }
+
+  private write(res: HttpResponse, request: UwsTransportRequest, reply: HttpReply, close: boolean): void {
+    request.finished = true;
+    const status = reply.status;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      res.writeHeader('X-Request-Id', request.id);
+      const extra = request.responseHeaders;
+      if (extra !== null) for (const [name, value] of extra) res.writeHeader(name, value);
+      const headers = reply.headers;
+      if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
+      const body = reply.body;
+      if (status === 204 || status === 304 || body === undefined) {
+        if (status !== 204 && status !== 304) res.writeHeader('Content-Length', '0');
+        // endWithoutBody(undefined, close) would write a bogus Content-Length: no close flag here
+        // (these replies are tiny; a draining server closes its connections at the end anyway).
+        res.endWithoutBody();
+      } else {
+        res.writeHeader('Content-Type', reply.type ?? JSON_TYPE);
+        if (request.method === 'HEAD') {
+          // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
+          res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+          res.endWithoutBody();
+        } else {
+          res.end(body, close);
+        }
+      }
+    });
+    request.res = null;
+    this.finish(request, status);
+  }
+}
