@@ -9,7 +9,7 @@ import { benchDataset } from './lib/bench-dataset.js';
 import { generateFilebaseApp, generateMongoApp } from './lib/dataset.js';
 import { USAGE, parseOptions } from './lib/options.js';
 import { REPO, getProductRoot, hasJsonServer, hasTaskset, productMissing, setProductRoot } from './lib/processes.js';
-import { goals, goalsTable, summaryTable, writeResults } from './lib/report.js';
+import { goals, goalsTable, summaryTable, transportTable, writeResults } from './lib/report.js';
 import { benchScaling } from './lib/scaling.js';
 import { WRK_MISSING, wrkVersion } from './lib/wrk.js';
 
@@ -153,7 +153,7 @@ async function main() {
   const smoke = options.mode === 'smoke';
   const dir = smoke ? await mkdtemp(path.join(os.tmpdir(), 'streams-bench-smoke-')) : path.join(REPO, 'benchmarks', 'results');
   const files = await writeResults(results, { dir, readme: smoke ? null : path.join(REPO, 'benchmarks', 'README.md') });
-  log(`\n${summaryTable(results)}\n\n${goalsTable(results)}\n`);
+  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${goalsTable(results)}\n`);
   log(`bench: done in ${Math.round(meta.durationS)} s; results in ${files.md} and ${files.json}`);
   const failedGoals = goals(results).filter((g) => g.met === false).length;
   if (failedGoals) log(`bench: ${failedGoals} goal(s) not met (measured, not a failure of the harness)`);

@@ -21,6 +21,9 @@ async function resetPeak(pid) {
   }
 }
 
+/** Scenarios also run on the node:http transport, beside the native one (same data, same URLs). */
+const TRANSPORT_SCENARIOS = new Set(['get-one', 'list']);
+
 /** Milliseconds a boot may take: generous, it grows with the entry count. */
 export const bootTimeout = (count) => 60_000 + count * 2;
 
@@ -29,10 +32,12 @@ export async function benchDataset({ options, dataset, track, log }) {
   const out = { id: label, source, count, generatedMs: dataset.generatedMs ?? null, scenarios: [], notes: [] };
   const product = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count) }));
   out.bootMs = product.bootMs;
+  out.transport = product.transport;
   out.rssAfterBootKb = memoryOf(product.pid)?.rssKb ?? null;
   log(`[${label}] product listening after ${fmt(product.bootMs)} ms at ${product.url}, RSS ${fmt((out.rssAfterBootKb ?? NaN) / 1024, 1)} MB`);
   let ceiling = null;
   let peer = null;
+  let nodeHttp = null;
   try {
     if (source === 'mongodb') {
       const seeded = performance.now();
@@ -57,16 +62,23 @@ export async function benchDataset({ options, dataset, track, log }) {
       peer = track(await startJsonServer({ db: app.db, pin: options.pin }));
       log(`[${label}] json-server 0.17.4 at ${peer.url}`);
     }
+    // The same product on node:http, for the transport rows (skipped when the product
+    // itself already runs on node:http: no native binary for this Node).
+    if (product.transport !== 'node:http' && list.some((s) => TRANSPORT_SCENARIOS.has(s.id))) {
+      nodeHttp = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count), transport: 'node' }));
+      log(`[${label}] product on node:http at ${nodeHttp.url}`);
+    }
     for (const scenario of list) {
       const targets = [
         { name: 'product', server: product, request: scenario.product },
         { name: 'ceiling', server: ceiling, request: scenario.product },
       ];
       if (peer && scenario.peer) targets.push({ name: 'peer', server: peer, request: scenario.peer });
+      if (nodeHttp && TRANSPORT_SCENARIOS.has(scenario.id)) targets.push({ name: 'node', server: nodeHttp, request: scenario.product });
       out.scenarios.push(await runScenario({ options, label, scenario, targets, info: info[scenario.id], log }));
     }
   } finally {
-    for (const server of [peer, ceiling, product]) if (server) await server.stop();
+    for (const server of [nodeHttp, peer, ceiling, product]) if (server) await server.stop();
   }
   return out;
 }
@@ -107,6 +119,7 @@ async function runScenario({ options, label, scenario, targets, info, log }) {
   if (scenario.ceiling === 'replay' && !info.fromProduct) problems.push('the ceiling served synthetic bytes');
   if (scenario.ceiling === 'durable' && !info.fromProduct) problems.push(`the product did not accept the write (status ${info.productStatus || 'none'})`);
   if (results.peer && results.peer.errors > 0) problems.push(`json-server answered ${results.peer.errors} requests with an error`);
+  if (results.node && results.node.errors > 0) problems.push(`the product on node:http answered ${results.node.errors} requests with an error`);
   return {
     valid: problems.length === 0,
     problems,
@@ -117,6 +130,6 @@ async function runScenario({ options, label, scenario, targets, info, log }) {
     productRequest: `${scenario.product.method} ${scenario.product.path}`,
     peerRequest: scenario.peer ? `${scenario.peer.method} ${scenario.peer.path}` : null,
     targets: results,
-    ratios: { ceiling: ratio(product, results.ceiling?.rps), peer: ratio(product, results.peer?.rps) },
+    ratios: { ceiling: ratio(product, results.ceiling?.rps), peer: ratio(product, results.peer?.rps), node: ratio(results.node?.rps, product) },
   };
 }

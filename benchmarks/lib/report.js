@@ -44,6 +44,24 @@ export function goals(results) {
   return out;
 }
 
+/** The transport rows: each scenario run on both transports of the product, side by side. */
+function transportTable(results) {
+  const lines = [
+    '| dataset | scenario | transport | req/s | p50 ms | p99 ms | errors | vs native |',
+    '|---|---|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const d of results.datasets) {
+    for (const s of d.scenarios) {
+      const n = s.targets.node;
+      if (!n) continue;
+      const p = s.targets.product;
+      lines.push(`| ${d.id} | ${s.label} | ${d.transport ?? 'uWebSockets.js'} | ${num(p.rps)} | ${num(p.p50Ms, 2)} | ${num(p.p99Ms, 2)} | ${num(p.errors)} | 1.00× |`);
+      lines.push(`| ${d.id} | ${s.label} | node:http | ${num(n.rps)} | ${num(n.p50Ms, 2)} | ${num(n.p99Ms, 2)} | ${num(n.errors)} | ${times(s.ratios.node)} |`);
+    }
+  }
+  return lines.length > 2 ? lines.join('\n') : '';
+}
+
 function summaryTable(results) {
   const lines = [
     '| dataset | scenario | product req/s | p50 ms | p99 ms | errors | peak RSS MB | ceiling req/s | product / ceiling | json-server req/s | product / json-server | bytes (product / peer) |',
@@ -108,6 +126,10 @@ ${summaryTable(results)}
 
 Ratios are of requests per second. The ceiling of a read is a bare uWebSockets.js server answering the product's captured bytes from memory; the ceiling of a write (fsync) is a bare uWebSockets.js server doing temp file + fsync + rename + fsync of the folder per request. json-server serves the same entries from a db.json.
 
+## Transports (same product, same data)
+
+${transportTable(results) || 'Not measured: the product ran on node:http (no native uWebSockets.js for this Node), or no GET one/list scenario ran.'}
+
 ${boots.join('\n')}
 ${notes.length ? `\n### Notes\n\n${notes.join('\n')}\n` : ''}
 ## Goals (measured, not asserted)
@@ -138,11 +160,11 @@ export async function writeResults(results, { dir, readme }) {
     const a = text.indexOf(start);
     const b = text.indexOf(end);
     if (a !== -1 && b > a) {
-      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${goalsTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
+      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${goalsTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
       await writeFile(readme, text.slice(0, a) + block + text.slice(b + end.length));
     }
   }
   return files;
 }
 
-export { summaryTable, goalsTable };
+export { summaryTable, transportTable, goalsTable };

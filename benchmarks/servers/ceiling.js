@@ -8,12 +8,21 @@
 //    with the bytes the product answered to a create/patch.
 // Usage: node benchmarks/servers/ceiling.js --captures <file.json> --dir <write folder>
 // Prints {"port":N} once listening; SIGTERM stops it.
-import uWS from 'uWebSockets.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+// The same native module the product loads (plugins/http/uws-loader.ts), so the ceiling
+// and the product always run the same uWebSockets.js build.
+import { loadNativeUws } from '../../dist/plugins/http/uws-loader.js';
+
+const loaded = loadNativeUws();
+if (!loaded.ok) {
+  process.stderr.write(`ceiling.js: ${loaded.reason}\n`);
+  process.exit(3);
+}
+const uWS = loaded.native.uws;
 
 const { values } = parseArgs({ options: { captures: { type: 'string' }, dir: { type: 'string' } } });
 if (!values.captures || !values.dir) {
