@@ -98,6 +98,8 @@ export class DefaultApiService implements ApiService {
         config: { ...item, middleware: item.middleware ?? [], resources: item.resources ?? ['streams', 'entries'] },
         prefix,
         base: own.map((m) => m.fn),
+        // Only header-setting middleware may shape answers the transport writes itself.
+        transportReplyMiddleware: own.filter((m) => m.spec.split(':')[0] === 'cors').map((m) => m.fn),
         chainFor: (resource: ResourceName, endpoint: EndpointName) => {
           const inherited = [...own, ...resourceTagged(resource)];
           const without = this.withoutSpecs.get(endpoint);

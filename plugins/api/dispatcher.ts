@@ -21,6 +21,8 @@ export interface InterfaceSetup {
   prefix: string;
   /** Group + gate + interface middleware: what runs on every request under the prefix. */
   base: Middleware[];
+  /** Middleware (cors) that also decorates the answers the transport decides itself (413, 408, 431...). */
+  transportReplyMiddleware: Middleware[];
   /** The whole chain of one endpoint: base, then resource, then endpoint middleware. */
   chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
 }

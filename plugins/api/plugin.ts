@@ -11,6 +11,7 @@ import type { EndpointContext, EndpointHandler } from './endpoints/context.js';
 import { entryEndpoints } from './endpoints/entries.js';
 import { streamEndpoints } from './endpoints/streams.js';
 import { API, API_MIDDLEWARE } from './tokens.js';
+import { transportReplyDecorator } from './transport-replies.js';
 
 /**
  * The API plugin: every endpoint of the spec under each interface prefix, behind the
@@ -49,10 +50,12 @@ export const apiPlugin = definePlugin({
       baseUrl: (request) => service.baseUrl(request),
     };
     const handlers = { ...streamEndpoints(endpointContext), ...entryEndpoints(endpointContext) } as Record<EndpointName, EndpointHandler>;
-    for (const setup of service.interfaces()) {
+    const setups = service.interfaces();
+    for (const setup of setups) {
       const dispatcher = new InterfaceDispatcher(setup, handlers, service.errorLinks, context.logger);
       server.route('*', `${setup.prefix}/*`, dispatcher.dispatch);
     }
+    server.setTransportReplyDecorator(transportReplyDecorator(setups, service.errorLinks));
     server.addReadinessCheck('entries', () => endpointContext.entries.ready());
   },
   async shutdown(context) {
