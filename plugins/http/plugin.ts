@@ -3,6 +3,9 @@ import type { HttpServerCore } from './server-core.js';
 import { createHttpServer } from './server.js';
 import { HTTP_SERVER } from './tokens.js';
 
+const FALLBACK_HINT =
+  'serving on node:http (about half the speed); native uWebSockets.js needs Node 20 or 22 on glibc >= 2.27, or Node 24 on glibc >= 2.38 or macOS; set http.transport to "node" to silence this';
+
 /**
  * The transport plugin. register: pick and bind the server (no I/O) so other plugins add
  * routes. The socket opens once every plugin has booted (`kernel.booted`), so the first
@@ -14,12 +17,10 @@ export const httpPlugin = definePlugin({
   name: 'http',
   register(context) {
     const { server, fallbackReason } = createHttpServer(context.config, context.logger, context.hooks);
+    server.fallbackReason = fallbackReason;
     if (fallbackReason !== undefined) {
-      // Exactly one line: what was tried and how to get the fast transport.
-      context.logger.warn(
-        { transport: server.transport, reason: fallbackReason, hint: 'serving on node:http (about half the speed); use Node 20 or 22 on glibc >= 2.27, or Node 24 on glibc >= 2.38, for native uWebSockets.js; set http.transport to "node" to silence this' },
-        'native uWebSockets.js unavailable: falling back to node:http',
-      );
+      // Exactly one warning line: what was tried and how to get the fast transport.
+      context.logger.warn({ transport: server.transport, reason: fallbackReason, hint: FALLBACK_HINT }, 'native uWebSockets.js unavailable: falling back to node:http');
     }
     context.container.registerInstance(HTTP_SERVER, server);
   },
@@ -32,7 +33,8 @@ export const httpPlugin = definePlugin({
         // The url line is the boot contract (scripts and tests wait for it): print it at any
         // log level but `silent`, even when the operator chose warn or error.
         const announcer = context.config.log.level === 'silent' ? context.logger : context.logger.child({}, { level: 'info' });
-        announcer.info({ url: server.url, transport: server.transport }, 'listening');
+        const fallback = server.fallbackReason === undefined ? {} : { reason: server.fallbackReason, hint: FALLBACK_HINT };
+        announcer.info({ url: server.url, transport: server.transport, ...fallback }, 'listening');
       },
       { priority: -1000 },
     );

@@ -22,6 +22,8 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 export abstract class HttpServerCore implements HttpServer {
   abstract readonly transport: string;
   abstract readonly native: boolean;
+  /** Why `auto` serves on node:http instead of native uWebSockets.js (for the boot line). */
+  fallbackReason: string | undefined;
   protected readonly router = new Router<RouteHandler>();
   protected boundPort = 0;
   protected draining = false;
