@@ -124,7 +124,7 @@ export abstract class HttpServerCore implements HttpServer {
     this.active++;
   }
 
-  /** Route a request whose head was read; the reply may come later. */
+  /** Route a request whose head was read; the reply may come later (a rejection is the caller's to answer with `errorReply`). */
   protected dispatch(request: TransportRequest): HttpReply | Promise<HttpReply> {
     const method = request.method;
     try {
@@ -141,9 +141,8 @@ export abstract class HttpServerCore implements HttpServer {
         return this.transportReply(request, 405, `The ${method} method is not supported on this path.`, allow);
       }
       request.params = match.params;
-      const result = match.value(request);
-      if (result instanceof Promise) return result.catch((error: unknown) => this.errorReply(error, request));
-      return result;
+      // A rejected promise is turned into an error reply by the transport (one promise per request).
+      return match.value(request);
     } catch (error) {
       return this.errorReply(error, request);
     }
