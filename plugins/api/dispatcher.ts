@@ -1,6 +1,5 @@
 import { isAppError, type InterfaceConfig, type Logger } from '../../kernel/index.js';
-import { BadRequestError } from '../../kernel/index.js';
-import { Router, type HttpReply, type HttpRequest } from '../http/index.js';
+import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
 import type { ApiRequest, ApiRouteInfo, EndpointName, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
 import type { EndpointHandler } from './endpoints/context.js';
@@ -25,15 +24,6 @@ export interface InterfaceSetup {
   transportReplyMiddleware: Middleware[];
   /** The whole chain of one endpoint: base, then resource, then endpoint middleware. */
   chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
-}
-
-function decodeSegment(raw: string): string {
-  if (raw.indexOf('%') === -1) return raw;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new BadRequestError(`Malformed percent-encoding in the path segment "${raw.slice(0, 50)}".`);
-  }
 }
 
 /** Run `chain[index..]` then `last`. */
@@ -75,7 +65,7 @@ export class InterfaceDispatcher {
     let allow: string[] = [];
     let problem: unknown;
     try {
-      const match = this.router.match(http.method, relative, decodeSegment);
+      const match = this.router.match(http.method, relative, decodePathSegment);
       if (match) {
         compiled = match.value;
         allow = match.allow;

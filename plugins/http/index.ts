@@ -6,6 +6,7 @@
 export type { HttpReply, HttpRequest, HttpServer, ReadinessCheck, RouteHandler, TransportReplyDecorator } from './contracts.js';
 export { HTTP_SERVER } from './tokens.js';
 export { Router, type RouteMatch } from './router.js';
+export { decodePathSegment } from './server-core.js';
 export { parseForm, type FormObject, type FormValue } from './form-parser.js';
 export { parseBody, assertSafeKeys, isJsonType } from './body-parser.js';
 export { statusText, statusLine } from './status-text.js';

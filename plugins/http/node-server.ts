@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { AppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { assertPortFree, listenError } from './listen.js';
 import { TransportRequest } from './request.js';
@@ -113,39 +114,13 @@ export class NodeHttpServer extends HttpServerCore {
   }
 
   private startBody(req: http.IncomingMessage, res: http.ServerResponse, request: NodeTransportRequest, length: string | undefined): boolean {
-    const max = this.config.http.max_body;
-    if (length !== undefined && Number(length) > max) {
-      this.fail(req, res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
-      return false;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settle!: { resolve: (b: Buffer) => void; reject: (e: Error) => void };
-    request.bodyPromise = new Promise<Buffer>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    // Nobody may ever ask for the body (a middleware denied first): never an unhandled rejection.
-    request.bodyPromise.catch(() => undefined);
-    const timer = setTimeout(() => {
-      settle.reject(new AppError(408, 'The request body was not received in time.'));
-      this.fail(req, res, request, 408, 'The request body was not received in time.');
-    }, this.config.http.body_timeout_ms);
-    req.on('data', (chunk: Buffer) => {
-      if (request.finished) return;
-      size += chunk.byteLength;
-      if (size > max) {
-        clearTimeout(timer);
-        settle.reject(new AppError(413, `The request body is larger than the limit of ${max} bytes.`));
-        this.fail(req, res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => {
-      clearTimeout(timer);
-      settle.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    });
-    req.once('error', () => clearTimeout(timer));
+    const body = BodyCollector.start(length, this.config.http.max_body, this.config.http.body_timeout_ms, (status, message) => this.fail(req, res, request, status, message));
+    if (body === null) return false;
+    request.bodyPromise = body.promise;
+    req.on('data', (chunk: Buffer) => body.push(chunk));
+    req.once('end', () => body.end());
+    req.once('error', () => body.abort());
+    res.once('close', () => body.abort());
     return true;
   }
 

@@ -133,7 +133,7 @@ export abstract class HttpServerCore implements HttpServer {
           ? this.transportReply(request, 400, `Method names are case-sensitive: send ${method.toUpperCase()}, not ${method}.`)
           : this.transportReply(request, 501, `The ${method.slice(0, 32)} method is not implemented by this server.`);
       }
-      const match = this.router.match(method, request.path, decodeParam);
+      const match = this.router.match(method, request.path, decodePathSegment);
       if (match === undefined) return this.transportReply(request, 404, 'Not Found');
       if (match.value === undefined) {
         const allow: Array<[string, string]> = [['Allow', match.allow.join(', ')]];
@@ -197,7 +197,8 @@ export abstract class HttpServerCore implements HttpServer {
   }
 }
 
-function decodeParam(raw: string): string {
+/** A raw `:param` path segment, percent-decoded; malformed encoding is the client's 400. */
+export function decodePathSegment(raw: string): string {
   if (raw.indexOf('%') === -1) return raw;
   try {
     return decodeURIComponent(raw);

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { HttpResponse, HttpRequest as UwsRequest, TemplatedApp, us_listen_socket } from 'uws-pack';
-import { AppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { assertPortFree, ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
@@ -13,6 +14,7 @@ const decoder = new TextDecoder();
 
 class UwsTransportRequest extends TransportRequest {
   res: HttpResponse | null = null;
+  collector: BodyCollector | null = null;
 
   protected remoteAddress(): string {
     return this.res === null ? '' : decoder.decode(this.res.getRemoteAddressAsText());
@@ -91,6 +93,7 @@ export class UwsHttpServer extends HttpServerCore {
     res.onAborted(() => {
       request.aborted = true;
       request.res = null;
+      request.collector?.abort();
       this.finish(request);
     });
     if (hasBody && !this.startBody(res, request, length)) return;
@@ -107,45 +110,14 @@ export class UwsHttpServer extends HttpServerCore {
 
   /** Start reading the body now (chunks arrive right after this handler returns). False when already answered. */
   private startBody(res: HttpResponse, request: UwsTransportRequest, length: string | undefined): boolean {
-    const max = this.config.http.max_body;
-    if (length !== undefined) {
-      const declared = Number(length);
-      if (!Number.isInteger(declared) || declared < 0) {
-        this.fail(res, request, 400, 'Invalid Content-Length header.');
-        return false;
-      }
-      if (declared > max) {
-        this.fail(res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
-        return false;
-      }
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settle!: { resolve: (b: Buffer) => void; reject: (e: Error) => void };
-    request.bodyPromise = new Promise<Buffer>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    // Nobody may ever ask for the body (a middleware denied first): never an unhandled rejection.
-    request.bodyPromise.catch(() => undefined);
-    const timer = setTimeout(() => {
-      settle.reject(new AppError(408, 'The request body was not received in time.'));
-      this.fail(res, request, 408, 'The request body was not received in time.');
-    }, this.config.http.body_timeout_ms);
+    const body = BodyCollector.start(length, this.config.http.max_body, this.config.http.body_timeout_ms, (status, message) => this.fail(res, request, status, message));
+    if (body === null) return false;
+    request.bodyPromise = body.promise;
+    request.collector = body;
     res.onData((chunk, isLast) => {
-      if (request.finished) return;
-      size += chunk.byteLength;
-      if (size > max) {
-        clearTimeout(timer);
-        settle.reject(new AppError(413, `The request body is larger than the limit of ${max} bytes.`));
-        this.fail(res, request, 413, `The request body is larger than the limit of ${max} bytes.`);
-        return;
-      }
       // The ArrayBuffer is neutered when this callback returns: copy it.
-      if (chunk.byteLength > 0) chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        clearTimeout(timer);
-        settle.resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      }
+      body.push(Buffer.from(chunk.slice(0)));
+      if (isLast) body.end();
     });
     return true;
   }

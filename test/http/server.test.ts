@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -7,20 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, buildConfig, Hooks } from '../../kernel/index.js';
 import { createLogger } from '../../kernel/logger.js';
 import type { HttpServerCore } from '../../plugins/http/server-core.js';
+import { rawHttp } from '../helpers/raw-http.js';
 import { TRANSPORTS } from './transports.js';
 
-/** Raw HTTP over a socket, for what undici refuses to send (pipelining, lying lengths, slow bodies). */
-function raw(port: number, text: string, waitMs = 300): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let out = '';
-    socket.on('data', (d) => (out += d.toString()));
-    socket.on('close', () => resolve(out));
-    socket.on('error', () => resolve(out));
-    socket.write(text);
-    setTimeout(() => socket.destroy(), waitMs);
-  });
-}
+const raw = rawHttp;
 
 describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipReason }) => {
   if (!available) {

@@ -1,21 +1,9 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { rawHttp } from '../helpers/raw-http.js';
 import { TRANSPORTS } from './transports.js';
 
-/** Raw HTTP: undici cannot send a lying Content-Length or stall a body. */
-function raw(url: string, text: string, waitMs: number): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
-    let out = '';
-    socket.on('data', (d) => (out += d.toString()));
-    socket.on('close', () => resolve(out));
-    socket.on('error', () => resolve(out));
-    socket.write(text);
-    setTimeout(() => socket.destroy(), waitMs);
-  });
-}
+const raw = rawHttp;
 
 function bodyOf(response: string): { links: Record<string, string>; errors: Array<{ message: string }> } {
   return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as never;

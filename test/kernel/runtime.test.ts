@@ -5,6 +5,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeUws } from '../../plugins/http/uws-loader.js';
+import { rawHttp } from '../helpers/raw-http.js';
 import { REPO, runToExit, startServer } from '../helpers/server-process.js';
 
 /**
@@ -27,16 +28,7 @@ beforeAll(async () => {
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
 function http10(url: string, target: string): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
-    let out = '';
-    socket.on('data', (d) => (out += d.toString()));
-    socket.on('close', () => resolve(out));
-    socket.on('error', () => resolve(out));
-    socket.write(`GET ${target} HTTP/1.0\r\nHost: localhost\r\n\r\n`);
-    setTimeout(() => socket.destroy(), 2000);
-  });
+  return rawHttp(url, `GET ${target} HTTP/1.0\r\nHost: localhost\r\n\r\n`, 2000);
 }
 
 const cases = [
