@@ -64,6 +64,8 @@ export class DefaultApiService implements ApiService {
   errorLinks = (request: ApiRequest): string => {
     const base = this.baseUrl(request);
     const self = request.query.length > 0 ? `${base}${request.path}?${request.query}` : `${base}${request.path}`;
+    // `streams` only where this interface serves the stream definitions.
+    if (!request.api.resources.includes('streams')) return `{"self":${JSON.stringify(self)}}`;
     return `{"self":${JSON.stringify(self)},"streams":${JSON.stringify(`${base}${request.api.prefix}/streams`)}}`;
   };
 

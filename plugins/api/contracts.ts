@@ -24,6 +24,8 @@ export interface ApiRouteInfo {
   allow: string[];
   /** Path without the leading slash (`api/streams/planets/entries`), as `gate_except` patterns see it. */
   relativePath: string;
+  /** The resources this interface serves: links never point at routes it does not serve. */
+  resources: readonly ResourceName[];
 }
 
 /** The transport request plus the API route information. */

@@ -83,6 +83,7 @@ export class InterfaceDispatcher {
       write: route ? route.write : !READ_METHODS.has(http.method),
       allow,
       relativePath: http.path.slice(1),
+      resources: this.setup.config.resources,
     };
     const chain = compiled?.chain ?? this.setup.base;
     const last = (): Promise<HttpReply> => {

@@ -140,13 +140,21 @@ export function parseListQuery(query: string, defaults: { per_page: number; max_
   }
   orderBy.sort((a, b) => a.at - b.at);
   const result: ListQuery = { where, orderBy: orderBy.map(({ field, direction: d }) => ({ field, direction: d })), page, perPage };
-  if (params.with !== undefined) {
-    const raw = params.with;
-    const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;
-    if (!list) throw new BadRequestError('The with parameter must be a comma-separated list of relations.', { parameter: 'with' });
-    result.with = list.map((item) => assertFieldName(typeof item === 'string' ? item.trim() : item, 'with'));
-  }
+  const relations = withList(params.with);
+  if (relations !== undefined) result.with = relations;
   return result;
+}
+
+/** `with` of a single-entry GET (the only list parameter it takes); undefined when absent. */
+export function parseWith(query: string): string[] | undefined {
+  return withList(parseForm(query).with);
+}
+
+function withList(raw: FormValue | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;
+  if (!list) throw new BadRequestError('The with parameter must be a comma-separated list of relations.', { parameter: 'with' });
+  return list.map((item) => assertFieldName(typeof item === 'string' ? item.trim() : item, 'with'));
 }
 
 /** Reject `$`-prefixed keys at any depth (they are operators to MongoDB). */

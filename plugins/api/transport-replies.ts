@@ -25,6 +25,7 @@ export function transportReplyDecorator(setups: InterfaceSetup[], errorLinks: (r
         write: !['GET', 'HEAD', 'OPTIONS'].includes(http.method),
         allow: [],
         relativePath: http.path.slice(1),
+        resources: setup.config.resources,
       };
     }
     let result = reply;

@@ -59,6 +59,8 @@ export type CriteriaReadMethod = (criteria: CriteriaBuilder, args: unknown[], co
  */
 export interface EntriesService {
   find(stream: string, key: unknown): Promise<EntryAttributes | undefined>;
+  /** Copies of `entries` with the named relations (`with`) attached; 400 for an unknown relation. */
+  withRelations(stream: string, entries: EntryAttributes[], relations: string[]): Promise<EntryAttributes[]>;
   list(stream: string, query: ListQuery): Promise<ListResult>;
   /** Run read-only criteria steps (query endpoint); unknown or write methods: 400. */
   query(stream: string, steps: QueryStep[], page: number, perPage: number): Promise<ListResult>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BadRequestError } from '../../kernel/index.js';
+import { BadRequestError, ValidationError } from '../../kernel/index.js';
 import type { EntryKey } from '../sources/index.js';
 import { fieldOf, type StreamDefinition } from '../streams/index.js';
 
@@ -45,7 +45,11 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
   if (typeof key === 'string') {
     if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid entry key "${key}".`, { rule: 'key' });
     if (type === 'integer' || (type !== undefined && NUMERIC_TYPES.has(type))) {
-      throw new BadRequestError(`The entry key must be a number, got "${key.slice(0, 64)}".`, { rule: 'key' });
+      // A value the key field's type refuses is a validation failure like any other field's (409).
+      const field = keyNameOf(definition);
+      const rule = type === 'integer' ? 'integer' : 'numeric';
+      const message = `The ${field.replace(/_/g, ' ')} field must be ${type === 'integer' ? 'an integer' : 'a number'}.`;
+      throw new ValidationError([{ message, meta: { field, rule } }]);
     }
   }
   return key;

@@ -269,17 +269,22 @@ export class EntriesServiceImpl implements EntriesService {
     return (await source.count(where)) > 0;
   }
 
+  async withRelations(stream: string, entries: EntryAttributes[], relations: string[]): Promise<EntryAttributes[]> {
+    return this.eagerLoad(this.deps.streams.require(stream), entries, relations);
+  }
+
   /** Attach related entries, one batched lookup per relation (never one per entry). */
   private async eagerLoad(definition: StreamDefinition, entries: Entry[], names: string[]): Promise<Entry[]> {
-    if (entries.length === 0) return entries;
     const fields = this.deps.fields();
     const available = fields.relations(definition);
     const wanted: RelationInfo[] = [];
+    // Names are checked even when nothing matched: an unknown relation is a 400 either way.
     for (const name of new Set(names)) {
       const relation = available.find((r) => r.relation === name || r.handle === name);
       if (!relation) throw new BadRequestError(`Unknown relation "${String(name).slice(0, 40)}" for stream [${definition.id}].`, { rule: 'with' });
       wanted.push(relation);
     }
+    if (entries.length === 0) return entries;
     const out = entries.map((e) => ({ ...e }));
     for (const relation of wanted) {
       const related = this.deps.streams.get(relation.stream);

@@ -101,7 +101,7 @@ export class StreamRoutesService implements StreamRoutes {
     mounted.names.forEach((name, index) => (params[name] = request.params[`p${index}`]!));
     const api = {
       interface: 'routes', prefix: '', endpoint: null, resource: null,
-      write: !['GET', 'HEAD', 'OPTIONS'].includes(request.method), allow: [], relativePath: request.path.slice(1),
+      write: !['GET', 'HEAD', 'OPTIONS'].includes(request.method), allow: [], relativePath: request.path.slice(1), resources: [] as const,
     };
     const apiRequest = Object.assign(Object.create(request) as HttpRequest, { api }) as ApiRequest;
     let index = 0;

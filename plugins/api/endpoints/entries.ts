@@ -1,12 +1,13 @@
-import { NotFoundError } from '../../../kernel/index.js';
+import { isAppError, NotFoundError, type AppError } from '../../../kernel/index.js';
 import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
 import type { HttpReply } from '../../http/index.js';
 import { fieldOf, type StreamDefinition } from '../../streams/index.js';
 import type { ApiRequest, EndpointName } from '../contracts.js';
 import { conditionalReply, envelope, etagOf } from '../envelope.js';
-import { assertNoOperatorKeys, paging, parseListQuery, parseSteps } from '../list-params.js';
+import { assertNoOperatorKeys, paging, parseListQuery, parseSteps, parseWith } from '../list-params.js';
 import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
 import { pagination } from './pagination.js';
+import { maskedPayload } from './payload-mask.js';
 import { ReplyCache } from './reply-cache.js';
 
 const RESERVED_LINKS = new Set(['self', 'streams', 'stream', 'entries', 'location', 'first_page', 'next_page', 'previous_page']);
@@ -35,9 +36,19 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     return found;
   };
 
-  const streamLinks = (urls: Urls, stream: StreamInfo): string => {
-    const streamUrl = `${urls.streams}/${stream.idSegment}`;
-    return `"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(streamUrl)},"entries":${json(`${streamUrl}/entries`)}`;
+  /** self, streams, stream, entries; the two definition links only where the interface serves definitions. */
+  const streamLinks = (request: ApiRequest, urls: Urls, idSegment: string): string => {
+    const streamUrl = `${urls.streams}/${idSegment}`;
+    const entries = `"entries":${json(`${streamUrl}/entries`)}`;
+    if (!request.api.resources.includes('streams')) return `"self":${json(urls.self)},${entries}`;
+    return `"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(streamUrl)},${entries}`;
+  };
+
+  /** `meta.parameters`: the route's parameters as sent. */
+  const parametersOf = (request: ApiRequest): string => {
+    const entryParam = request.params.entry;
+    const stream = json(request.params.stream ?? '');
+    return entryParam === undefined ? `{"stream":${stream}}` : `{"stream":${stream},"entry":${json(entryParam)}}`;
   };
 
   /**
@@ -71,17 +82,19 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
   const replies = new ReplyCache();
 
   /** One entry in the envelope; 201 replies carry `links.location` and a Location header. */
-  const one = (request: ApiRequest, definition: StreamDefinition, entry: EntryAttributes, status: number, payload?: unknown): HttpReply => {
+  const one = (request: ApiRequest, definition: StreamDefinition, entry: EntryAttributes, status: number, payload?: Record<string, unknown>): HttpReply => {
     const stream = info(definition);
     const urls = urlsOf(context, request);
     const key = context.entries.keyOf(definition, entry);
     const entryUrl = `${urls.streams}/${stream.idSegment}/entries/${segment(key)}`;
-    let links = streamLinks(urls, stream);
+    let links = streamLinks(request, urls, stream.idSegment);
     if (status === 201) links += `,"location":${json(entryUrl)}`;
     if (request.api.endpoint === 'entries.show') links += relationLinks(request, urls, definition, stream, entry);
-    const entryParam = request.params.entry;
-    const parameters = entryParam === undefined ? `{"stream":${stream.idJson}}` : `{"stream":${stream.idJson},"entry":${json(entryParam)}}`;
-    const meta = payload === undefined ? `{"parameters":${parameters},"stream":${stream.idJson}}` : `{"parameters":${parameters},"stream":${stream.idJson},"payload":${json(payload)}}`;
+    const parameters = parametersOf(request);
+    const meta =
+      payload === undefined
+        ? `{"parameters":${parameters},"stream":${stream.idJson}}`
+        : `{"parameters":${parameters},"stream":${stream.idJson},"payload":${json(maskedPayload(definition, payload))}}`;
     const body = envelope(`{${links}}`, meta, context.entries.toJson(definition, entry));
     if (status === 200 && payload === undefined) {
       const etag = etagOf(body);
@@ -99,7 +112,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     for (let i = 0; i < found.length; i++) data += (i === 0 ? '' : ',') + context.entries.toJson(definition, found[i]!);
     data += ']';
     const body = envelope(
-      `{${streamLinks(urls, stream)},${pages.links}}`,
+      `{${streamLinks(request, urls, stream.idSegment)},${pages.links}}`,
       `{"parameters":{"stream":${stream.idJson}},"stream":${stream.idJson},${pages.meta}}`,
       data,
     );
@@ -126,7 +139,38 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     return one(request, definition, result.entry, result.created ? 201 : 200, payload);
   };
 
-  return {
+  /**
+   * An error on an entry endpoint answers like a success would be addressed: `meta.stream`,
+   * `meta.parameters`, the (masked) `meta.payload` of a write, and the stream's links.
+   */
+  const errorReply = async (request: ApiRequest, error: AppError, withPayload: boolean): Promise<HttpReply> => {
+    const id = request.params.stream ?? '';
+    const definition = context.registry.get(id);
+    const urls = urlsOf(context, request);
+    const links = definition
+      ? streamLinks(request, urls, info(definition).idSegment)
+      : request.api.resources.includes('streams')
+        ? `"self":${json(urls.self)},"streams":${json(urls.streams)}`
+        : `"self":${json(urls.self)}`;
+    let meta = `"parameters":${parametersOf(request)},"stream":${json(id)}`;
+    if (withPayload) {
+      const payload = await request.parsedBody().catch(() => undefined);
+      if (payload !== undefined) meta += `,"payload":${json(maskedPayload(definition, payload))}`;
+    }
+    const reply: HttpReply = { status: error.status, body: envelope(`{${links}}`, `{${meta}}`, 'null', JSON.stringify(error.errors)) };
+    if (error.headers !== undefined) reply.headers = error.headers;
+    return reply;
+  };
+
+  const guarded =
+    (handler: EndpointHandler, withPayload = false): EndpointHandler =>
+    (request) =>
+      handler(request).catch((error: unknown) => {
+        if (!isAppError(error)) throw error;
+        return errorReply(request, error, withPayload);
+      });
+
+  const handlers: Record<Extract<EndpointName, `entries.${string}`>, EndpointHandler> = {
     async 'entries.index'(request) {
       const definition = context.registry.require(request.params.stream!);
       const query = parseListQuery(request.query, config.api);
@@ -138,8 +182,10 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     async 'entries.show'(request) {
       const definition = context.registry.require(request.params.stream!);
       const key = request.params.entry!;
-      const entry = await context.entries.find(definition.id, key);
-      if (entry === undefined) throw new NotFoundError(`Entry [${key}] not found.`);
+      const relations = request.query.length > 0 ? parseWith(request.query) : undefined;
+      const found = await context.entries.find(definition.id, key);
+      if (found === undefined) throw new NotFoundError(`Entry [${key}] not found.`);
+      const entry = relations === undefined ? found : (await context.entries.withRelations(definition.id, [found], relations))[0]!;
       const cached = replies.recall(request, context.baseUrl(request), definition, [entry], 1);
       if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
       return one(request, definition, entry, 200);
@@ -168,4 +214,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
       return list(request, definition, result.entries, result.total, page, perPage);
     },
   };
+  const writes = new Set(['entries.store', 'entries.update', 'entries.patch']);
+  for (const name of Object.keys(handlers) as Array<keyof typeof handlers>) handlers[name] = guarded(handlers[name], writes.has(name));
+  return handlers;
 }

@@ -1,9 +1,10 @@
-import { NotFoundError, ValidationError } from '../../../kernel/index.js';
+import { BadRequestError, NotFoundError, ValidationError } from '../../../kernel/index.js';
+import type { OrderClause, WhereClause } from '../../entries/index.js';
+import { compareEntries, compileWhere } from '../../sources/index.js';
 import { definitionToJson, ID_PATTERN, type StreamDefinition } from '../../streams/index.js';
 import { conditionalReply, envelope } from '../envelope.js';
-import { paging, parseSteps } from '../list-params.js';
+import { paging, parseListQuery, parseSteps, stepToOrder, stepToWhere } from '../list-params.js';
 import type { ApiRequest, EndpointName } from '../contracts.js';
-import { filterDefinitions } from '../stream-filter.js';
 import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
 import { pagination } from './pagination.js';
 import type { HttpReply } from '../../http/index.js';
@@ -47,8 +48,23 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       const body = request.hasBody ? await request.parsedBody() : undefined;
       const params = new URLSearchParams(request.query);
       const { page, perPage } = paging({ per_page: params.get('per_page') ?? undefined, page: params.get('page') ?? undefined }, config.api, body);
-      const steps = parseSteps(body?.parameters);
-      const all = filterDefinitions(context.registry.list().map(definitionToJson), steps);
+      // The same parameters and the same engine as the entry list: where[...]/constraint[...]
+      // and orderBy[...] from the URL, then the body's steps (where, orWhere, orderBy).
+      const query = parseListQuery(request.query, config.api);
+      const where: WhereClause[] = [...query.where];
+      const orderBy: OrderClause[] = [...query.orderBy];
+      parseSteps(body?.parameters).forEach((step, index) => {
+        const name = `parameters[${index}]`;
+        if (step.method === 'where' || step.method === 'orWhere') where.push(stepToWhere(step, name));
+        else if (step.method === 'orderBy' || step.method === 'order_by') orderBy.push(stepToOrder(step, name));
+        else throw new BadRequestError(`${name}: "${step.method}" is not supported on the stream list (use where, orWhere, orderBy).`, { parameter: name });
+      });
+      const matches = compileWhere(where);
+      const all = context.registry
+        .list()
+        .map(definitionToJson)
+        .filter((item) => matches(item))
+        .sort(compareEntries(orderBy, 'id'));
       const start = (page - 1) * perPage;
       const slice = all.slice(start, start + perPage);
       const urls = urlsOf(context, request);
