@@ -107,12 +107,12 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
   const list = (request: ApiRequest, definition: StreamDefinition, found: EntryAttributes[], total: number, page: number, perPage: number): HttpReply => {
     const stream = info(definition);
     const urls = urlsOf(context, request);
-    const pages = pagination(request, urls, total, page, perPage);
+    const pages = pagination(request, urls, total, page, perPage, request.method === 'GET' || request.method === 'HEAD');
     let data = '[';
     for (let i = 0; i < found.length; i++) data += (i === 0 ? '' : ',') + context.entries.toJson(definition, found[i]!);
     data += ']';
     const body = envelope(
-      `{${streamLinks(request, urls, stream.idSegment)},${pages.links}}`,
+      `{${streamLinks(request, urls, stream.idSegment)}${pages.links === '' ? '' : `,${pages.links}`}}`,
       `{"parameters":{"stream":${stream.idJson}},"stream":${stream.idJson},${pages.meta}}`,
       data,
     );
