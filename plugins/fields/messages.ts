@@ -23,4 +23,5 @@ export function errorElement(template: string, field: string, rule: string): Err
 
 export const REQUIRED_MESSAGE = 'The :attribute field is required.';
 export const PRESENT_MESSAGE = 'The :attribute field must be present.';
+export const FILLED_MESSAGE = 'The :attribute field must have a value.';
 export const INVALID_MESSAGE = 'The :attribute field is invalid.';

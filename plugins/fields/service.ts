@@ -12,7 +12,7 @@ import type {
   VerifyContext,
 } from './contracts.js';
 import { mapAjvErrors } from './error-mapping.js';
-import { errorElement, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
+import { errorElement, FILLED_MESSAGE, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
 import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
 import { INCREMENT, plainDefault } from './defaults.js';
 
@@ -199,7 +199,9 @@ export class FieldsRegistry implements FieldsService {
         continue;
       }
       if (normalized === null) {
-        out[handle] = null;
+        // Nullable means "no rules for null", except `filled`: present and null is not filled.
+        if (f.filled) errors.push({ index: f.index, element: errorElement(FILLED_MESSAGE, handle, 'filled') });
+        else out[handle] = null;
         continue;
       }
       candidate[handle] = normalized;
@@ -210,8 +212,19 @@ export class FieldsRegistry implements FieldsService {
         const f = plan.byHandle.get(field);
         return f ? (f.type.rule ?? f.type.name) : 'invalid';
       });
+      // One message per failing value: a value of the wrong type is not also measured by
+      // its size rules (min, max...); the type's message says what is wrong.
+      const typeFailed = new Set<string>();
       for (const element of mapped) {
-        const top = String(element.meta?.field ?? '').split('.')[0]!;
+        const field = String(element.meta?.field ?? '');
+        const f = plan.byHandle.get(field);
+        if (f && element.meta?.rule === (f.type.rule ?? f.type.name)) typeFailed.add(field);
+      }
+      for (const element of mapped) {
+        const field = String(element.meta?.field ?? '');
+        const f = plan.byHandle.get(field);
+        if (typeFailed.has(field) && element.meta?.rule !== (f!.type.rule ?? f!.type.name)) continue;
+        const top = field.split('.')[0]!;
         errors.push({ index: plan.byHandle.get(top)?.index ?? Number.MAX_SAFE_INTEGER, element });
       }
     }

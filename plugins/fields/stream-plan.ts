@@ -46,6 +46,8 @@ export interface FieldPlan {
   sometimes: boolean;
   /** `present`: the attribute must be in the payload (null allowed). */
   present: boolean;
+  /** `filled`: when present, the attribute must have a value (null refused). */
+  filled: boolean;
   kind: ValueKind;
   verifyRules: VerifyRule[];
 }
@@ -142,7 +144,7 @@ export class PlanCompiler {
         j < field.rules.length ? `/fields/${index}/rules/${j}` : j < field.rules.length + extra.length ? `/rules/${field.handle}/${j - field.rules.length}` : `/fields/${index}/unique`;
       properties[field.handle] = this.fieldSchema(field, type, rules, kind, verifyRules, where);
       const names = new Set(rules.map((r) => parseRule(r).name));
-      fields.push({ field, type, index, required: isRequired(field, extra), sometimes: names.has('sometimes'), present: names.has('present'), kind, verifyRules });
+      fields.push({ field, type, index, required: isRequired(field, extra), sometimes: names.has('sometimes'), present: names.has('present'), filled: names.has('filled'), kind, verifyRules });
     });
     if (this.issues.length > 0) throw new DefinitionIssues(this.issues);
     const schema = { type: 'object', properties };

@@ -24,7 +24,9 @@ const fieldConfig = {
   type: 'object',
   properties: {
     default: true,
-    options: { anyOf: [{ type: 'object' }, { type: 'array' }] },
+    // `options` is checked by the choice types themselves: their message says what a good
+    // value looks like ("an object of value to label, or a list of values"), ajv's would not.
+    options: true,
     related: { anyOf: [{ type: 'string', pattern: ID_PATTERN }, { type: 'array', minItems: 1, items: { type: 'string', pattern: ID_PATTERN } }] },
     multiple: { type: 'boolean' },
     key_name: { type: 'string', pattern: FIELD_HANDLE_PATTERN },
@@ -77,10 +79,6 @@ const fieldBody = {
     {
       if: { properties: { type: { const: 'relationship' } }, required: ['type'] },
       then: { required: ['config'], properties: { config: { required: ['related'] } } },
-    },
-    {
-      if: { properties: { type: { enum: ['select', 'enum', 'multiselect'] } }, required: ['type'] },
-      then: { required: ['config'], properties: { config: { required: ['options'] } } },
     },
   ],
 };

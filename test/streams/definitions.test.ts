@@ -27,8 +27,6 @@ const invalid: Array<[string, Record<string, unknown>, string, RegExp]> = [
   ['type string pattern', { fields: { title: 'Bad-Type' } }, '/fields/title', /pattern|string|object/],
   ['relationship without config', { fields: { author: { type: 'relationship' } } }, '/fields/author/config', /required/],
   ['relationship without related', { fields: { author: { type: 'relationship', config: {} } } }, '/fields/author/config/related', /required/],
-  ['select without options', { fields: { status: { type: 'select', config: {} } } }, '/fields/status/config/options', /required/],
-  ['enum without config', { fields: { status: { type: 'enum' } } }, '/fields/status/config', /required/],
   ['class-name pattern', { config: { abstract: 'NotAClass' } }, '/config/abstract', /pattern/],
   ['class-name with bad method', { config: { repository: 'App\\Repo@1x' } }, '/config/repository', /pattern/],
   ['source type', { config: { source: { type: 'Not A Type' } } }, '/config/source/type', /pattern|must/],

@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import type { RuleDefinition } from '../contracts.js';
-import { parseDateInput, parsePhpDate } from '../php-date.js';
-import { isTimeZone } from '../zoned-time.js';
+import { FILLED_MESSAGE } from '../messages.js';
+import { formatPhpDate, parseDateInput, parsePhpDate } from '../php-date.js';
+import { epochOf, isTimeZone, zoned } from '../zoned-time.js';
 import { INTEGER, isNumeric, looseText, noArgs, numberArgs, phpRegex, sizeOf, someArgs } from './rule-helpers.js';
 
 const marker = (name: string): RuleDefinition => ({ name, marker: true, message: '', checkArgs: noArgs });
@@ -54,7 +55,7 @@ const typeRules: RuleDefinition[] = [
     name: 'date_format',
     message: 'The :attribute field must match the format :0.',
     checkArgs: (args) => (args.length === 1 && args[0] !== '' ? undefined : 'needs a format'),
-    test: (value, args) => isString(value) && parsePhpDate(value, args[0]!) !== undefined,
+    test: (value, args) => isString(value) && roundTrips(value, args[0]!),
   },
   { name: 'json', message: 'The :attribute field must be a valid JSON string.', checkArgs: noArgs, test: (value) => isString(value) && validJson(value) },
   { name: 'ip', message: 'The :attribute field must be a valid IP address.', checkArgs: noArgs, test: (value) => isString(value) && isIP(value) !== 0 },
@@ -68,6 +69,19 @@ const typeRules: RuleDefinition[] = [
     schema: () => ({ type: 'string', pattern: '^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$' }),
   },
 ];
+
+/**
+ * Laravel's date_format: the value parses with the format AND formatting the parse gives the
+ * value back (`2024-2-3` is not `Y-m-d`, `2024-02-30` is no date). A value carrying its own
+ * offset, zone or timestamp is pinned to an instant, so only the parse is checked.
+ */
+function roundTrips(value: string, format: string): boolean {
+  const p = parsePhpDate(value, format);
+  if (p === undefined) return false;
+  if (p.epochMs !== undefined || p.offsetMinutes !== undefined || p.timeZone !== undefined) return true;
+  const wall = { year: p.year ?? 1970, month: p.month ?? 1, day: p.day ?? 1, hour: p.hour ?? 0, minute: p.minute ?? 0, second: p.second ?? 0, ms: p.ms ?? 0 };
+  return formatPhpDate(zoned(epochOf(wall, 'UTC'), 'UTC'), format) === value;
+}
 
 function validJson(text: string): boolean {
   try {
@@ -223,7 +237,7 @@ const stringRules: RuleDefinition[] = [
       return true;
     },
   },
-  { name: 'filled', message: 'The :attribute field must have a value.', checkArgs: noArgs, test: (value) => !(value === '' || (Array.isArray(value) && value.length === 0)) },
+  { name: 'filled', message: FILLED_MESSAGE, checkArgs: noArgs, test: (value) => !(value === '' || (Array.isArray(value) && value.length === 0)) },
   { name: 'accepted', message: 'The :attribute field must be accepted.', checkArgs: noArgs, test: (value) => ['yes', 'on', '1', 'true'].includes(looseText(value)) },
   { name: 'declined', message: 'The :attribute field must be declined.', checkArgs: noArgs, test: (value) => ['no', 'off', '0', 'false'].includes(looseText(value)) },
   {

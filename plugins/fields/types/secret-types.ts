@@ -9,6 +9,9 @@ export const hashType: FieldType = {
   rule: 'string',
   message: 'The :attribute field must be a string.',
   schema: () => ({ type: 'string', minLength: 1 }),
+  // "" is no password (as blank text is no value for non-text types): stored as null, or
+  // `required` says so; never "must be a string" for what is a string.
+  normalize: (value) => (value === '' ? null : value),
   // One-way: scrypt in a PHC string; a value that already is a hash (a round trip, PHP's bcrypt) is kept.
   cast: (value) => (typeof value !== 'string' || isHashed(value) ? value : hashValue(value)),
   castFilter(value, field) {

@@ -1,3 +1,4 @@
+import transliterate from '@sindresorhus/transliterate';
 import { randomUUID } from 'node:crypto';
 import type { FieldType } from '../contracts.js';
 import { plainDefault } from './helpers.js';
@@ -51,10 +52,14 @@ function escapeClass(text: string): string {
   return text.replace(/[\]\\^-]/g, '\\$&');
 }
 
-/** Laravel's Str::slug: ASCII-folded, lower case, runs of anything else become one separator. */
+/**
+ * Laravel's Str::slug: transliterated to ASCII (`Straße` -> `strasse`, `Привет` -> `privet`,
+ * by @sindresorhus/transliterate: a maintained table beats dropping every non-ASCII letter),
+ * lower case, runs of anything else become one separator.
+ */
 export function slugify(value: string, separator: string): string {
   const flip = separator === '-' ? '_' : '-';
-  let out = value.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
+  let out = transliterate(value).normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
   out = out.split(flip).join(separator);
   out = out.replace(/@/g, `${separator}at${separator}`);
   out = out.toLowerCase().replace(/[^a-z0-9\s_-]+/g, '').replace(new RegExp(`[${escapeClass(separator)}\\s_-]+`, 'g'), separator);
@@ -95,7 +100,7 @@ function fileLike(name: string): FieldType {
   return {
     name,
     rule: name,
-    message: `The :attribute field must be a ${name} path or URL.`,
+    message: `The :attribute field must be ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} path or URL.`,
     schema: () => ({ type: 'string', minLength: 1 }),
     normalize: text,
   };
