@@ -20,6 +20,12 @@ export const entriesPlugin = definePlugin({
     });
     container.registerInstance(ENTRIES, service);
   },
+  boot({ container }) {
+    // Sources sit below fields: the entries layer, which knows both, lets the sources cast
+    // what they read from hand-written files by the field types.
+    const fields = container.resolve<FieldsService>(FIELDS);
+    container.resolve<SourceRegistry>(SOURCES).setReviver((definition, entry) => fields.revive(definition, entry));
+  },
   async shutdown({ container }) {
     // Writes in flight finish before the sources plugin (shut down after us) closes the sources.
     await container.resolve<EntriesServiceImpl>(ENTRIES).drain();

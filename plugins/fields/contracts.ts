@@ -194,6 +194,8 @@ export interface FieldsService {
    * the value is a pattern and is returned as a string.
    */
   castFilterValue(stream: StreamDefinition, field: string, value: unknown, operator?: string): unknown;
+  /** An entry read from a hand-written file, cast by its field types (`"12"` -> 12 for an integer); values that cannot be cast are listed. */
+  revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: string[] };
   /** Relationship fields of the stream (for `with` and `links.<handle>`). */
   relations(stream: StreamDefinition): RelationInfo[];
   /**

@@ -1,7 +1,7 @@
 import type { Ajv } from 'ajv';
 import { randomUUID } from 'node:crypto';
 import { AppError, BadRequestError, createAjv, ValidationError, type ErrorElement } from '../../kernel/index.js';
-import type { DefinitionProblem, StreamDefinition } from '../streams/index.js';
+import type { DefinitionProblem, FieldDefinition, StreamDefinition } from '../streams/index.js';
 import type {
   EntryAttributes,
   FieldsService,
@@ -15,6 +15,17 @@ import { mapAjvErrors } from './error-mapping.js';
 import { errorElement, FILLED_MESSAGE, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
 import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
 import { INCREMENT, plainDefault } from './defaults.js';
+
+const textualFields = new WeakMap<FieldPlan, boolean>();
+/** True when a field's stored form is text (its type's schema says `type: "string"`): nothing to cast on read. */
+function textual(f: FieldPlan, plan: StreamPlan): boolean {
+  let known = textualFields.get(f);
+  if (known === undefined) {
+    known = (f.type.schema(f.field, plan.context) as { type?: unknown }).type === 'string';
+    textualFields.set(f, known);
+  }
+  return known;
+}
 
 /** Type names: `^[a-z][a-z0-9_]*$` (spec: addon types). */
 export const TYPE_NAME = /^[a-z][a-z0-9_]*$/;
@@ -314,21 +325,75 @@ export class FieldsRegistry implements FieldsService {
 
   castFilterValue(stream: StreamDefinition, field: string, value: unknown, operator?: string): unknown {
     const plan = this.plan(stream);
-    const f = plan.byHandle.get(field);
-    if (!f) return value;
+    const target = this.filterTarget(plan, field);
+    if (!target) return value;
     const op = operator?.toUpperCase();
     if (op === 'LIKE' || op === 'NOT LIKE') return Array.isArray(value) ? value.map((v) => String(v)) : String(value);
+    const { definition, type } = target;
     const one = (v: unknown): unknown => {
       if (v === null || v === undefined) return v;
+      let cast: unknown;
       try {
-        if (f.type.castFilter) return f.type.castFilter(v, f.field, plan.context);
-        return f.type.normalize ? f.type.normalize(v, f.field, plan.context) : v;
+        cast = type.castFilter ? type.castFilter(v, definition, plan.context) : type.normalize ? type.normalize(v, definition, plan.context) : v;
       } catch (error) {
         if (error instanceof AppError) throw error;
         throw new BadRequestError(`The filter value for field [${field}] is not valid: ${(error as Error).message}`, { field });
       }
+      // `undefined` (or NaN) from a cast means "cannot cast": a 400, never a filter that silently matches nothing.
+      if (cast === undefined || (typeof cast === 'number' && Number.isNaN(cast))) {
+        throw new BadRequestError(`The filter value for field [${field}] is not a valid ${definition.type} value.`, { field, rule: definition.type });
+      }
+      return cast;
     };
     return Array.isArray(value) ? value.map(one) : one(value);
+  }
+
+  /**
+   * A stored entry read from a hand-written file, typed: a string in a non-text field that
+   * the type's lexical forms turn into a valid value (`"12"` -> 12, `yes` -> true) is cast;
+   * anything else that does not match its field is reported (one line per field) and kept.
+   * Only string values are looked at, and only a change of kind counts, so loading stays
+   * cheap and text is never rewritten.
+   */
+  revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: string[] } {
+    const plan = this.plan(stream);
+    let out: EntryAttributes | undefined;
+    const problems: string[] = [];
+    for (const f of plan.fields) {
+      if (!f.type.normalize) continue;
+      const value = entry[f.field.handle];
+      if (typeof value !== 'string') continue;
+      // Text fields keep exactly what was written (no trimming on read, no check).
+      if (textual(f, plan)) continue;
+      const cast = f.type.normalize(value, f.field, plan.context);
+      if (typeof cast !== 'string' && cast !== null && cast !== undefined && plan.context.toolkit.matches(f.field, cast)) {
+        out ??= { ...entry };
+        out[f.field.handle] = cast;
+      } else if (!plan.context.toolkit.matches(f.field, value)) {
+        problems.push(`${f.field.handle}: ${JSON.stringify(value.slice(0, 40))} is not a valid ${f.field.type}`);
+      }
+    }
+    return { entry: out ?? entry, problems };
+  }
+
+  /**
+   * The field definition and type a filter path is cast by: a top-level field, or a
+   * property declared in an `object` field's `config.properties` (`where[ob.lat]=1.5`
+   * compares the number 1.5). Undefined for paths nothing declares.
+   */
+  private filterTarget(plan: StreamPlan, path: string): { definition: FieldDefinition; type: FieldType } | undefined {
+    const top = plan.byHandle.get(path);
+    if (top) return { definition: top.field, type: top.type };
+    const parts = path.split('.');
+    let current = plan.byHandle.get(parts[0]!)?.field;
+    for (let i = 1; current !== undefined && i < parts.length; i++) {
+      const properties = current.config.properties;
+      if (properties === undefined || (current.type !== 'object' && current.type !== 'json')) return undefined;
+      current = plan.context.toolkit.fields(properties).find((f) => f.handle === parts[i]);
+    }
+    if (current === undefined || current === plan.byHandle.get(parts[0]!)?.field) return undefined;
+    const type = this.types.get(current.type);
+    return type ? { definition: current, type } : undefined;
   }
 
   relations(stream: StreamDefinition): RelationInfo[] {

@@ -173,6 +173,13 @@ export interface SourceContext {
 /** Creates the source of one stream (no I/O: loading happens in `open`). */
 export type SourceFactory = (context: SourceContext) => Source;
 
+/**
+ * Turns a stored entry as read from a hand-written file into its typed form (`"12"` for an
+ * integer field, `yes` for a boolean, as docs/sources.md promises): the new entry, and one
+ * line per value that could not be cast (the source logs them with the file).
+ */
+export type EntryReviver = (definition: StreamDefinition, entry: Entry) => { entry: Entry; problems: string[] };
+
 /** A store for cached query results (`config.cache.store`); `memory` is built in. */
 export interface CacheStore {
   get(key: string): unknown;
@@ -191,6 +198,9 @@ export interface SourceRegistry {
   types(): string[];
   /** Register a cache store for `config.cache.store` (call in `register`). */
   registerCacheStore(name: string, factory: CacheStoreFactory): void;
+  hasCacheStore(name: string): boolean;
+  /** Cast entries read from files by their field types (the entries plugin wires the fields service here). */
+  setReviver(reviver: EntryReviver): void;
   /**
    * The source of a stream, created at first use and kept until the definition's
    * source settings change (`definition.changed`) or the stream is deleted. When the

@@ -1,6 +1,6 @@
 import { KeyedLock, type Logger } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
-import type { Entry, EntryKey, OrderClause, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from './contracts.js';
+import type { Entry, EntryKey, EntryReviver, OrderClause, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from './contracts.js';
 import { compileWhere } from './criteria/match.js';
 import { compareEntries, orderSignature } from './criteria/order.js';
 import { compareKeys, keyId } from './criteria/values.js';
@@ -41,6 +41,7 @@ export abstract class MemorySource implements Source {
 
   /** Resolves when the source this one replaces has finished its writes. */
   protected after: Promise<void> | undefined;
+  private reviver: EntryReviver | undefined;
 
   constructor(
     protected readonly definition: StreamDefinition,
@@ -53,6 +54,17 @@ export abstract class MemorySource implements Source {
   loadAfter(previous: Promise<void> | undefined): this {
     this.after = previous;
     return this;
+  }
+
+  /** Cast what is read from files by the field types (see EntryReviver). Returns this. */
+  reviveWith(reviver: EntryReviver): this {
+    this.reviver = reviver;
+    return this;
+  }
+
+  /** Where an entry is stored (a file), for load warnings; undefined when not a file. */
+  protected originOf(_entry: Entry): string | undefined {
+    return undefined;
   }
 
   /** Read every stored entry; each must hold its key field. */
@@ -82,7 +94,15 @@ export abstract class MemorySource implements Source {
     if (this.after) await this.after;
     const entries = await this.loadAll();
     this.byKey.clear();
-    for (const entry of entries) {
+    for (let entry of entries) {
+      if (this.reviver !== undefined) {
+        const revived = this.reviver(this.definition, entry);
+        if (revived.problems.length > 0) {
+          // Reported, never served silently uncast: the operator fixes the file.
+          this.logger.warn({ stream: this.definition.id, path: this.originOf(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
+        }
+        entry = revived.entry;
+      }
       const id = keyId(entry[this.keyName]);
       if (this.byKey.has(id)) {
         this.logger.warn({ stream: this.definition.id, key: id }, 'duplicate entry key at load; keeping the first');

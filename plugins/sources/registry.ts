@@ -2,7 +2,8 @@ import { AppError, type KernelConfig, type Logger } from '../../kernel/index.js'
 import { fieldOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
-import type { CacheStoreFactory, Source, SourceContext, SourceFactory, SourceRegistry } from './contracts.js';
+import type { CacheStoreFactory, EntryReviver, Source, SourceContext, SourceFactory, SourceRegistry } from './contracts.js';
+import { MemorySource } from './memory-source.js';
 
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
 
@@ -43,6 +44,7 @@ function computeFingerprint(definition: StreamDefinition): string {
 export class SourceRegistryImpl implements SourceRegistry {
   private readonly factories = new Map<string, SourceFactory>();
   private readonly cacheStores = new Map<string, CacheStoreFactory>([['memory', () => new MemoryCacheStore()]]);
+  private reviver: EntryReviver | undefined;
   private readonly sources = new Map<string, Opened>();
   /** Sources being retired, by stream: their writes finish before a replacement loads. */
   private readonly retiring = new Map<string, Promise<void>>();
@@ -66,6 +68,14 @@ export class SourceRegistryImpl implements SourceRegistry {
 
   types(): string[] {
     return [...this.factories.keys()].sort();
+  }
+
+  hasCacheStore(name: string): boolean {
+    return this.cacheStores.has(name);
+  }
+
+  setReviver(reviver: EntryReviver): void {
+    this.reviver = reviver;
   }
 
   registerCacheStore(name: string, factory: CacheStoreFactory): void {
@@ -134,6 +144,7 @@ export class SourceRegistryImpl implements SourceRegistry {
       after: this.retiring.get(definition.id),
       definitions: this.definitions,
     });
+    if (this.reviver !== undefined && source instanceof MemorySource) source.reviveWith(this.reviver);
     const cache = definition.config.cache;
     if (!cache?.enabled) return source;
     const storeName = cache.store ?? 'memory';

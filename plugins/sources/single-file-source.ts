@@ -33,6 +33,10 @@ export abstract class SingleFileSource extends MemorySource {
     super(definition, logger);
   }
 
+  protected override originOf(): string {
+    return this.file;
+  }
+
   /** Parse the file's text into entries (each with its key field set). */
   protected abstract decode(text: string | undefined): Entry[] | Promise<Entry[]>;
   /** The whole new file text for these entries, in file order. */

@@ -70,6 +70,7 @@ export function stubFields(): FieldsService & { prepared: PrepareOptions[] } {
     keyStrategy: () => 'increment',
     links: () => ({}),
     check: () => [],
+    revive: (_stream, entry) => ({ entry, problems: [] }),
     castFilterValue(stream, field, value, operator) {
       const type = typeOf(stream, field);
       if (operator === 'LIKE' || operator === 'NOT LIKE') return String(value);

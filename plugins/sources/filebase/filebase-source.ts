@@ -10,6 +10,7 @@ import { hasKey, keyFromName } from '../key-from-name.js';
 import { assertFileKey, resolveInRoot } from '../paths.js';
 import { mapLimit } from '../map-limit.js';
 import { CODECS, type EntryCodec } from './formats.js';
+import { keyId } from '../criteria/values.js';
 
 /** Files read at once while loading (bounded so 100k files do not exhaust descriptors). */
 const READ_CONCURRENCY = 64;
@@ -94,6 +95,10 @@ export class FilebaseSource extends MemorySource {
       }
     });
     return loaded.filter((e): e is Entry => e !== undefined);
+  }
+
+  protected override originOf(entry: Entry): string {
+    return path.join(this.folder, this.fileOf(keyId(entry[this.keyName])));
   }
 
   private fileOf(id: string): string {
