@@ -1,6 +1,7 @@
 import { CONFIG, definePlugin, type KernelConfig } from '../../kernel/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
 import { coreRules } from './rules/core-rules.js';
+import { relatedStreamCheck, warnDanglingRelations } from './related-streams.js';
 import { FieldsRegistry } from './service.js';
 import { FIELDS } from './tokens.js';
 import { coreTypes } from './types/core-types.js';
@@ -25,5 +26,12 @@ export const fieldsPlugin = definePlugin({
     container.registerInstance(FIELDS, service);
     // Checks run when definitions are built (boot and API writes), after every plugin registered its types.
     registry?.addCheck((definition) => service.check(definition));
+    registry?.addCheck(relatedStreamCheck(service));
+  },
+  boot({ container, hooks, logger }) {
+    if (!container.isRegistered(STREAM_REGISTRY, true)) return;
+    const registry = container.resolve<StreamRegistry>(STREAM_REGISTRY);
+    const service = container.resolve<FieldsRegistry>(FIELDS);
+    hooks.on('kernel.booted', () => warnDanglingRelations(service, registry, logger));
   },
 });

@@ -62,7 +62,7 @@ export class MongoSource implements Source {
     const source = context.definition.config.source;
     this.collectionName = requireCollectionName(source.table ?? context.definition.id, context.definition.file ?? `stream ${context.definition.id}`);
     this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default').acquire();
-    this.logger = context.logger.child({ stream: context.definition.id, collection: this.collectionName });
+    this.logger = context.logger.child({ collection: this.collectionName });
     this.listProjection = { [KEY_ORDER_FIELD]: 0 };
     for (const field of context.definition.fields) {
       if (field.protected && field.handle !== this.keyName) this.listProjection[field.handle] = 0;

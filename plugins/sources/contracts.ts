@@ -199,6 +199,7 @@ export interface SourceRegistry {
   /** Register a cache store for `config.cache.store` (call in `register`). */
   registerCacheStore(name: string, factory: CacheStoreFactory): void;
   hasCacheStore(name: string): boolean;
+  cacheStoreNames(): string[];
   /** Cast entries read from files by their field types (the entries plugin wires the fields service here). */
   setReviver(reviver: EntryReviver): void;
   /**

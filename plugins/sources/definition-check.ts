@@ -55,9 +55,13 @@ export function checkSourceConfig(
   const root = config.root;
   const problems: DefinitionProblem[] = [];
   const source = definition.config.source;
+  const cache = definition.config.cache;
+  if (cache?.enabled && typeof cache.store === 'string' && !sources.hasCacheStore(cache.store)) {
+    problems.push({ path: '/config/cache/store', message: `unknown cache store "${cache.store}" (known: ${sources.cacheStoreNames().join(', ')})` });
+  }
   if (!source || typeof source.type !== 'string') return problems;
   if (!sources.hasType(source.type)) {
-    problems.push({ path: '/config/source/type', message: `unknown source type "${source.type}" (known: ${sources.types().join(', ')})` });
+    problems.push({ path: '/config/source/type', message: unknownTypeMessage(source.type, sources) });
   }
   for (const key of ['path', 'file'] as const) {
     const value = source[key];
@@ -92,4 +96,14 @@ export function checkSourceConfig(
     }
   }
   return problems;
+}
+
+/** Source types of Laravel Streams that this server does not implement (the schema accepts their names). */
+const NOT_IMPLEMENTED = new Set(['filesystem', 'eloquent', 'scout', 'search']);
+
+function unknownTypeMessage(type: string, sources: SourceRegistry): string {
+  const known = sources.types().join(', ');
+  if (type === 'database') return `source type "database" needs the MongoDB plugin: add "mongodb" to "plugins" in the config (see docs/mongodb.md); loaded types: ${known}`;
+  if (NOT_IMPLEMENTED.has(type)) return `source type "${type}" is a Laravel Streams type this server does not implement; use one of: ${known}`;
+  return `unknown source type "${type}" (known: ${known})`;
 }

@@ -99,13 +99,13 @@ export abstract class MemorySource implements Source {
         const revived = this.reviver(this.definition, entry);
         if (revived.problems.length > 0) {
           // Reported, never served silently uncast: the operator fixes the file.
-          this.logger.warn({ stream: this.definition.id, path: this.originOf(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
+          this.logger.warn({ path: this.originOf(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
         }
         entry = revived.entry;
       }
       const id = keyId(entry[this.keyName]);
       if (this.byKey.has(id)) {
-        this.logger.warn({ stream: this.definition.id, key: id }, 'duplicate entry key at load; keeping the first');
+        this.logger.warn({ key: id }, 'duplicate entry key at load; keeping the first');
         continue;
       }
       this.byKey.set(id, entry);

@@ -74,6 +74,10 @@ export class SourceRegistryImpl implements SourceRegistry {
     return this.cacheStores.has(name);
   }
 
+  cacheStoreNames(): string[] {
+    return [...this.cacheStores.keys()].sort();
+  }
+
   setReviver(reviver: EntryReviver): void {
     this.reviver = reviver;
   }

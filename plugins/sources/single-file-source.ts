@@ -61,7 +61,7 @@ export abstract class SingleFileSource extends MemorySource {
       entries = await this.decode(await this.readText());
     } catch (error) {
       // One corrupt file holds every entry: refuse to serve (and to overwrite it) rather than lose data.
-      this.logger.error({ stream: this.definition.id, path: this.file, err: error }, 'cannot read the source file');
+      this.logger.error({ path: this.file, err: error }, 'cannot read the source file');
       throw new AppError(500, `The source file of stream [${this.definition.id}] cannot be read.`);
     }
     this.disk = new Map();

@@ -15,7 +15,7 @@ export class CollectionSource extends MemorySource {
   }
 
   protected async loadAll(): Promise<Entry[]> {
-    const skip = (why: string): void => this.logger.warn({ stream: this.definition.id }, `skipping an entry: ${why}`);
+    const skip = (why: string): void => this.logger.warn({}, `skipping an entry: ${why}`);
     return decodeJsonEntries(this.definition.data, this.definition, skip).entries;
   }
 

@@ -45,7 +45,7 @@ export class FileSource extends SingleFileSource {
 
   protected decode(text: string | undefined): Entry[] {
     if (text === undefined || text.trim() === '') return [];
-    const skip = (why: string): void => this.logger.warn({ stream: this.definition.id, path: this.file }, `skipping an entry: ${why}`);
+    const skip = (why: string): void => this.logger.warn({ path: this.file }, `skipping an entry: ${why}`);
     if (this.format === 'csv') {
       return decodeCsv(text).filter((entry) => {
         if (hasKey(entry[this.keyName])) return true;

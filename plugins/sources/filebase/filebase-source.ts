@@ -90,7 +90,7 @@ export class FilebaseSource extends MemorySource {
         if (String(key) !== base || name !== `${base}.${this.codec.extensions[0]}`) this.fileNames.set(String(key), name);
         return entry;
       } catch (error) {
-        this.logger.warn({ stream: this.definition.id, path: file, err: error }, 'skipping unreadable entry file');
+        this.logger.warn({ path: file, err: error }, 'skipping unreadable entry file');
         return undefined;
       }
     });

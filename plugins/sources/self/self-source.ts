@@ -39,7 +39,7 @@ export class SelfSource extends SingleFileSource {
   }
 
   protected decode(): Entry[] {
-    const skip = (why: string): void => this.logger.warn({ stream: this.definition.id, path: this.file }, `skipping an entry: ${why}`);
+    const skip = (why: string): void => this.logger.warn({ path: this.file }, `skipping an entry: ${why}`);
     const decoded = decodeJsonEntries(this.definition.data, this.definition, skip);
     this.shape = decoded.shape;
     return decoded.entries;
