@@ -5,7 +5,13 @@ import type { FieldsService } from './contracts.js';
 /** Relationship fields whose related stream has no definition: handle and stream id. */
 export function danglingRelations(definition: StreamDefinition, fields: FieldsService, registry: StreamRegistry): Array<{ handle: string; stream: string }> {
   const out: Array<{ handle: string; stream: string }> = [];
-  for (const relation of fields.relations(definition)) {
+  let relations;
+  try {
+    relations = fields.relations(definition);
+  } catch {
+    return out; // A definition the fields cannot compile: the fields' own check reports why.
+  }
+  for (const relation of relations) {
     if (relation.stream !== definition.id && registry.get(relation.stream) === undefined) out.push({ handle: relation.handle, stream: relation.stream });
   }
   return out;
