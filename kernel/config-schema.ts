@@ -22,6 +22,7 @@ export const configSchema = {
         body_timeout_ms: { type: 'integer', minimum: 1, default: 10000 },
         shutdown_timeout_ms: { type: 'integer', minimum: 0, default: 10000 },
         transport: { enum: ['auto', 'uws', 'node'], default: 'auto' },
+        port_fallback: { type: 'boolean', default: false },
       },
     },
     api: {
@@ -185,6 +186,8 @@ export interface KernelConfig {
     shutdown_timeout_ms: number;
     /** `auto`: native uWebSockets.js when a binary loads, else node:http; `uws`: native or exit 1; `node`: node:http. */
     transport: 'auto' | 'uws' | 'node';
+    /** When `port` is taken, listen on a free port instead (the url line says which). */
+    port_fallback: boolean;
   };
   api: {
     enabled: boolean;

@@ -5,6 +5,7 @@ import { ConfigError } from './errors.js';
 import { Kernel } from './kernel.js';
 
 const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L] [--transport T]
+                          [--data DIR] [--fallback-port]
 
   --config, -c   configuration file (JSON); its folder is the application root
   --port, -p     port to listen on (0 picks a free port)
@@ -12,6 +13,9 @@ const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] 
   --log-level    fatal | error | warn | info | debug | trace | silent
   --transport    auto | uws | node (default from the config, else auto: native
                  uWebSockets.js when a binary loads for this Node, else node:http)
+  --data DIR     serve a working copy of the application's streams/ from DIR (copied at
+                 the first boot): writes never touch the application's own files
+  --fallback-port  when the port is taken, listen on a free one (the url line says which)
   --help, -h     this text`;
 
 function fail(message: string): never {
@@ -30,6 +34,8 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
         host: { type: 'string' },
         'log-level': { type: 'string' },
         transport: { type: 'string' },
+        data: { type: 'string' },
+        'fallback-port': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -50,6 +56,11 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
   }
   if (values.host !== undefined) overrides.host = values.host;
   if (values['log-level'] !== undefined) overrides.logLevel = values['log-level'] as ConfigOverrides['logLevel'];
+  if (values.data !== undefined) {
+    if (values.data.trim() === '') fail('--data needs a folder');
+    overrides.data = values.data;
+  }
+  if (values['fallback-port']) overrides.portFallback = true;
   if (values.transport !== undefined) {
     if (!['auto', 'uws', 'node'].includes(values.transport)) fail(`--transport must be auto, uws or node, got "${values.transport}"`);
     overrides.transport = values.transport as ConfigOverrides['transport'];

@@ -3,7 +3,11 @@ import { ConfigError } from '../../kernel/index.js';
 
 /** The configured address cannot be bound: an operator's problem, printed as one line (exit 1). */
 export class ListenError extends ConfigError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The errno code behind it (`EADDRINUSE`...), when there is one. */
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'ListenError';
   }
@@ -25,7 +29,7 @@ export function assertPortFree(host: string, port: number): Promise<void> {
 export function listenError(error: NodeJS.ErrnoException, host: string, port: number): ListenError {
   switch (error.code) {
     case 'EADDRINUSE':
-      return new ListenError(`port ${port} on ${host} is already in use (choose another with --port, or 0 for a free one)`);
+      return new ListenError(`port ${port} on ${host} is already in use (choose another with --port, or 0 for a free one)`, error.code);
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
-import { assertPortFree, listenError } from './listen.js';
+import { listenError } from './listen.js';
 import { TransportRequest } from './request.js';
 import { errorBody, HttpServerCore, JSON_TYPE } from './server-core.js';
 import { statusLine, statusText } from './status-text.js';
@@ -44,8 +44,8 @@ export class NodeHttpServer extends HttpServerCore {
   }
 
   async listen(): Promise<void> {
-    const { host, port } = this.config.http;
-    await assertPortFree(host, port);
+    const host = this.config.http.host;
+    const port = await this.portToBind();
     const server = http.createServer({ maxHeaderSize: MAX_HEAD_BYTES, keepAliveTimeout: 10_000 }, (req, res) => this.onRequest(req, res));
     // node truncates silently past maxHeadersCount: keep one more to tell "too many" apart.
     server.maxHeadersCount = MAX_HEADERS + 1;

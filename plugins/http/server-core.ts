@@ -1,5 +1,6 @@
 import { BadRequestError, isAppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import type { HttpReply, HttpServer, ReadinessCheck, RouteHandler, TransportReplyDecorator } from './contracts.js';
+import { assertPortFree, ListenError } from './listen.js';
 import type { TransportRequest } from './request.js';
 import { Router } from './router.js';
 
@@ -75,6 +76,23 @@ export abstract class HttpServerCore implements HttpServer {
 
   /** Bind and start accepting. Port 0 picks a free one. */
   abstract listen(): Promise<void>;
+
+  /**
+   * The port to bind, after probing it with a plain exclusive socket: a clear error for a
+   * busy port or a bad host (uWS binds with SO_REUSEPORT and would "succeed" on a busy
+   * port), or a free port instead of a busy one when `http.port_fallback` is on.
+   */
+  protected async portToBind(): Promise<number> {
+    const { host, port, port_fallback: fallback } = this.config.http;
+    try {
+      await assertPortFree(host, port);
+      return port;
+    } catch (error) {
+      if (!fallback || port === 0 || !(error instanceof ListenError) || error.code !== 'EADDRINUSE') throw error;
+      this.logger.warn({ port }, `port ${port} on ${host} is in use: listening on a free port instead`);
+      return 0;
+    }
+  }
   /** Stop accepting new connections (idle keep-alive ones may be closed too). */
   protected abstract stopAccepting(): void;
   /** Close every remaining connection. */

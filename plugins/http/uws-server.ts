@@ -3,7 +3,7 @@ import type { HttpResponse, HttpRequest as UwsRequest, TemplatedApp, us_listen_s
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
-import { assertPortFree, ListenError } from './listen.js';
+import { ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
 import { HttpServerCore, JSON_TYPE } from './server-core.js';
 import { statusLine } from './status-text.js';
@@ -41,11 +41,8 @@ export class UwsHttpServer extends HttpServerCore {
   }
 
   async listen(): Promise<void> {
-    const { host, port } = this.config.http;
-    // uWS binds with SO_REUSEPORT: a second server on a busy port "succeeds" and steals
-    // half the connections. Probe with a plain exclusive socket first (also for port 0:
-    // it turns a bad host into a clear message, where uWS only says "false").
-    await assertPortFree(host, port);
+    const host = this.config.http.host;
+    const port = await this.portToBind();
     const app = this.uws.App();
     app.any('/*', (res, req) => this.onRequest(res, req));
     this.app = app;

@@ -91,6 +91,21 @@ describe('listen failures are one clean line and exit 1', () => {
     }
   });
 
+  it('with --fallback-port, a port in use gives a free port instead (the url line says which)', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const running = await startServer(['--config', config, '--port', String(port), '--fallback-port']);
+      expect(running.url).not.toBe(`http://127.0.0.1:${port}`);
+      expect(running.stdout()).toContain(`port ${port} on 127.0.0.1 is in use: listening on a free port instead`);
+      running.child.kill('SIGTERM');
+      expect(await running.exit).toBe(0);
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('a --host that is not an address of this machine', async () => {
     const { code, stderr } = await runToExit(['--config', config, '--port', '0', '--host', 'no-such-host.invalid']);
     expect(code).toBe(1);
