@@ -103,7 +103,7 @@ export class InterfaceDispatcher {
 
   private fromError(request: ApiRequest, error: unknown): HttpReply {
     if (isAppError(error)) return { status: error.status, body: errorEnvelope(this.errorLinks(request), error.errors) };
-    this.logger.error({ err: error, method: request.method, path: request.path }, 'API request failed');
+    this.logger.error({ err: error, requestId: request.id, method: request.method, path: request.path }, 'API request failed');
     return this.error(request, 500, 'Internal Server Error');
   }
 }

@@ -1,20 +1,18 @@
-import { AppError, type Hooks, type HookName } from '../../kernel/index.js';
+import type { Hooks, HookName } from '../../kernel/index.js';
 import type { EntryHookPayload } from '../../kernel/index.js';
 
 type VetoHook = 'entry.creating' | 'entry.updating' | 'entry.saving' | 'entry.deleting';
 
 /**
- * Run a `*ing` hook: a listener that throws vetoes the write. An AppError keeps its
- * status; any other error becomes a 409 with its message. Nothing has been written yet.
+ * Run a `*ing` hook: a listener that throws vetoes the write (nothing has been written
+ * yet). An AppError keeps its status (a ValidationError is a 409 with its elements): that
+ * is how a listener refuses on purpose. Any other error is a bug in the listener: it goes
+ * on as is, so the client gets a 500 with a request id and the details go to the log only
+ * (docs/addons.md, "Errors").
  */
 export async function runVetoHook(hooks: Hooks, name: VetoHook, payload: EntryHookPayload): Promise<void> {
   if (!hooks.has(name)) return;
-  try {
-    await hooks.emit(name, payload);
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    throw new AppError(409, error instanceof Error && error.message ? error.message : `The write was refused by an ${name} listener.`);
-  }
+  await hooks.emit(name, payload);
 }
 
 /** Run a `*ed` hook: the write is durable already, so a failing listener is logged, not reported. */

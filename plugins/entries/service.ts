@@ -51,7 +51,10 @@ export class EntriesServiceImpl implements EntriesService {
   readonly lookup: EntryLookup;
 
   constructor(private readonly deps: EntriesDependencies) {
-    this.lookup = { exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey) };
+    this.lookup = {
+      exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
+      max: (stream, field) => this.maxOf(stream, field),
+    };
   }
 
   private source(definition: StreamDefinition): Source {
@@ -119,8 +122,9 @@ export class EntriesServiceImpl implements EntriesService {
     const keyName = keyNameOf(definition);
     const source = this.source(definition);
     const given = input[keyName];
-    const key = given === undefined || given === null || given === '' ? await this.generateKey(definition, source) : castKey(definition, given);
-    return this.tracked(() =>
+    const generated = given === undefined || given === null || given === '';
+    const key = generated ? await this.generateKey(definition, source) : castKey(definition, given);
+    const created = this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
         if (await source.get(key)) {
           throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
@@ -128,6 +132,13 @@ export class EntriesServiceImpl implements EntriesService {
         return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined);
       }),
     );
+    if (!generated || typeof key !== 'number') return created;
+    // A refused create gives its number back (when no later create took the next one), so
+    // a 409 does not leave a hole in the sequence.
+    return created.catch((error: unknown) => {
+      if (this.counters.get(source) === key) this.counters.set(source, key - 1);
+      throw error;
+    });
   }
 
   replace(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
@@ -189,8 +200,9 @@ export class EntriesServiceImpl implements EntriesService {
     // `unique` is a check across entries: two writes of different keys must not both
     // pass it before either is stored. Such streams write one entry at a time (this
     // lock is always taken after the entry's own, so the order cannot deadlock).
+    // The same holds for a non-key `increment` default (the next number is read, then written).
     const definition = args[0];
-    if (!hasUniqueRule(definition)) return this.writeEntry(...args);
+    if (!hasUniqueRule(definition) && !hasFieldIncrement(definition)) return this.writeEntry(...args);
     return this.uniqueWrites.run(definition.id, () => this.writeEntry(...args));
   }
 
@@ -244,6 +256,18 @@ export class EntriesServiceImpl implements EntriesService {
     for (const entry of top) {
       const key = entry[keyName];
       if (typeof key === 'number' && Number.isInteger(key)) return key;
+    }
+    return undefined;
+  }
+
+  /** The largest number stored in `field` (for a non-key `increment` default); undefined when none. */
+  private async maxOf(stream: string, field: string): Promise<number | undefined> {
+    const definition = this.deps.streams.get(stream);
+    if (!definition) return undefined;
+    const top = await this.source(definition).query({ where: [{ boolean: 'and', field, operator: 'NOT NULL', value: null }], orderBy: [{ field, direction: 'desc' }] });
+    for (const entry of top) {
+      const value = entry[field];
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
     }
     return undefined;
   }
@@ -388,6 +412,18 @@ function hasUniqueRule(definition: StreamDefinition): boolean {
     const isUnique = (rule: string): boolean => rule === 'unique' || rule.startsWith('unique:');
     found = definition.fields.some((f) => f.unique || f.rules.some(isUnique)) || Object.values(definition.rules).some((rules) => rules.some(isUnique));
     uniqueStreams.set(definition, found);
+  }
+  return found;
+}
+
+const incrementStreams = new WeakMap<StreamDefinition, boolean>();
+
+/** Whether a non-key field defaults to `increment` (its next number is read, then written); once per definition. */
+function hasFieldIncrement(definition: StreamDefinition): boolean {
+  let found = incrementStreams.get(definition);
+  if (found === undefined) {
+    found = definition.fields.some((f) => f.handle !== keyNameOf(definition) && f.config.default === 'increment');
+    incrementStreams.set(definition, found);
   }
   return found;
 }
