@@ -110,3 +110,18 @@ describe('links never point at routes the interface does not serve', () => {
     expect((await app.request('GET', '/api/streams')).status).toBe(404);
   });
 });
+
+describe('a definitions-only interface', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp({ streams, data, config: { api: { interfaces: [{ name: 'admin', prefix: 'admin', resources: ['streams'] }] } } });
+  });
+  afterAll(() => app.close());
+
+  it('never links to the entries it does not serve', async () => {
+    const res = await app.request('GET', '/admin/streams/books');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.json.links).sort()).toEqual(['self', 'stream', 'streams']);
+    expect((await app.request('GET', '/admin/streams/books/entries')).status).toBe(404);
+  });
+});

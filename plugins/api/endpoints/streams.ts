@@ -11,9 +11,11 @@ import type { HttpReply } from '../../http/index.js';
 
 const ID = new RegExp(ID_PATTERN);
 
-function streamLinks(urls: Urls, id: string, extra = ''): string {
+/** A definition's links; `entries` only where the interface serves entries. */
+function streamLinks(request: ApiRequest, urls: Urls, id: string, extra = ''): string {
   const stream = `${urls.streams}/${segment(id)}`;
-  return `{"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(stream)},"entries":${json(`${stream}/entries`)}${extra}}`;
+  const entries = request.api.resources.includes('entries') ? `,"entries":${json(`${stream}/entries`)}` : '';
+  return `{"self":${json(urls.self)},"streams":${json(urls.streams)},"stream":${json(stream)}${entries}${extra}}`;
 }
 
 function assertWritableId(id: string): void {
@@ -35,7 +37,7 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
     const location = status === 201 ? `,"location":${json(`${urls.streams}/${segment(id)}`)}` : '';
     const payloadPart = payload === undefined ? '' : `,"payload":${json(payload)}`;
     const body = envelope(
-      streamLinks(urls, id, location),
+      streamLinks(request, urls, id, location),
       `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}}`,
       json(definitionToJson(definition)),
     );
