@@ -90,4 +90,11 @@ export const geopointType = {
   },
   rule: GEOPOINT,
   message: 'The :attribute must be a geographic point with a latitude between -90 and 90 and a longitude between -180 and 180.',
+  // How the OpenAPI document (`/api/openapi.json`) describes a point: the answer's form.
+  jsonSchema: () => ({
+    type: 'object',
+    required: ['lat', 'lng'],
+    additionalProperties: false,
+    properties: { lat: { type: 'number', minimum: -90, maximum: 90 }, lng: { type: 'number', minimum: -180, maximum: 180 } },
+  }),
 };

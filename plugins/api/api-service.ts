@@ -1,7 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import { ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
 import type { HttpReply, HttpRequest } from '../http/index.js';
-import type { ApiRequest, ApiService, EndpointName, Middleware, ResourceName } from './contracts.js';
+import type { ApiRequest, ApiService, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
 import { DefaultMiddlewareRegistry } from './middleware-registry.js';
 import { registerBuiltinMiddleware } from './middleware/builtins.js';
@@ -32,6 +32,18 @@ export class DefaultApiService implements ApiService {
   ) {
     this.middleware = new DefaultMiddlewareRegistry(config, container, logger);
     registerBuiltinMiddleware(this.middleware);
+  }
+
+  private readonly extra: ExtraEndpoint[] = [];
+
+  addEndpoint(endpoint: ExtraEndpoint): void {
+    if (this.extra.some((e) => e.name === endpoint.name)) throw new Error(`API endpoint "${endpoint.name}" is added twice`);
+    this.extra.push(endpoint);
+  }
+
+  /** The endpoints plugins added, in order. */
+  extraEndpoints(): readonly ExtraEndpoint[] {
+    return this.extra;
   }
 
   addResourceMiddleware(resource: ResourceName, ...specs: string[]): void {

@@ -15,8 +15,8 @@ export interface ApiRouteInfo {
   interface: string;
   /** The interface prefix as a path (`/api`, or '' for the root). */
   prefix: string;
-  /** The endpoint, or null for an unknown path, an unsupported method or OPTIONS. */
-  endpoint: EndpointName | null;
+  /** The endpoint (a spec endpoint, or an ExtraEndpoint's name), or null for an unknown path, an unsupported method or OPTIONS. */
+  endpoint: EndpointName | (string & {}) | null;
   resource: ResourceName | null;
   /** True for methods other than GET/HEAD/OPTIONS, and for the query endpoint (it can run criteria). */
   write: boolean;
@@ -65,8 +65,27 @@ export interface MiddlewareRegistry {
   create(spec: string): Middleware;
 }
 
+/**
+ * An endpoint a plugin adds under every interface prefix (e.g. `GET /openapi.json`): it runs
+ * behind the interface's middleware group and gate like the spec's endpoints, and, when it
+ * names a resource, only on interfaces serving that resource (with its resource middleware).
+ */
+export interface ExtraEndpoint {
+  /** Unique name, shown as `request.api.endpoint` (e.g. `openapi.document`). */
+  name: string;
+  method: string;
+  /** Path relative to the interface prefix (`/openapi.json`); `:name` segments are parameters. */
+  pattern: string;
+  resource?: ResourceName;
+  /** Counts as a write for middleware (readonly...). */
+  write?: boolean;
+  handler: (request: ApiRequest) => Promise<HttpReply>;
+}
+
 /** The API plugin's service: middleware, resource/endpoint middleware, envelope helpers. */
 export interface ApiService {
+  /** Add an endpoint under every interface (call in `register`, before the API boots). */
+  addEndpoint(endpoint: ExtraEndpoint): void;
   readonly middleware: MiddlewareRegistry;
   /** Middleware for every endpoint of a resource, on every interface (call before the API boots). */
   addResourceMiddleware(resource: ResourceName, ...specs: string[]): void;

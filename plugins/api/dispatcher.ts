@@ -1,14 +1,14 @@
 import { isAppError, type InterfaceConfig, type Logger } from '../../kernel/index.js';
 import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
-import type { ApiRequest, ApiRouteInfo, EndpointName, Middleware, ResourceName } from './contracts.js';
+import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
 import type { EndpointHandler } from './endpoints/context.js';
-import { ENDPOINT_ROUTES, type EndpointRoute } from './routes.js';
+import { ENDPOINT_ROUTES } from './routes.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 interface Compiled {
-  route: EndpointRoute;
+  route: { name: EndpointName | (string & {}); resource: ResourceName | null; write: boolean };
   handler: EndpointHandler;
   /** The whole chain for this endpoint on this interface: group, gate, interface, resource, endpoint. */
   chain: Middleware[];
@@ -49,12 +49,19 @@ export class InterfaceDispatcher {
     handlers: Record<EndpointName, EndpointHandler>,
     private readonly errorLinks: (request: ApiRequest) => string,
     private readonly logger: Logger,
+    extra: readonly ExtraEndpoint[] = [],
   ) {
     this.prefixLength = setup.prefix.length;
     const resources = new Set(setup.config.resources);
     for (const route of ENDPOINT_ROUTES) {
       if (!resources.has(route.resource)) continue;
       this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain: setup.chainFor(route.resource, route.name) });
+    }
+    for (const endpoint of extra) {
+      if (endpoint.resource !== undefined && !resources.has(endpoint.resource)) continue;
+      const route = { name: endpoint.name, resource: endpoint.resource ?? null, write: endpoint.write ?? !READ_METHODS.has(endpoint.method.toUpperCase()) };
+      const chain = endpoint.resource ? setup.chainFor(endpoint.resource, endpoint.name as EndpointName) : setup.base;
+      this.router.add(endpoint.method, endpoint.pattern, { route, handler: endpoint.handler, chain });
     }
   }
 

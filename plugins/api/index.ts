@@ -10,6 +10,7 @@ export type {
   ApiRouteInfo,
   ApiService,
   EndpointName,
+  ExtraEndpoint,
   Middleware,
   MiddlewareContext,
   MiddlewareFactory,
@@ -21,6 +22,6 @@ export type {
 export { API, API_MIDDLEWARE } from './tokens.js';
 export { ApiGate, pathPattern } from './gate.js';
 export { ENDPOINT_ROUTES, type EndpointRoute } from './routes.js';
-export { envelope, etagOf, matchesIfNoneMatch } from './envelope.js';
+export { conditionalReply, envelope, etagOf, matchesIfNoneMatch } from './envelope.js';
 export { parseListQuery, FIELD_NAME } from './list-params.js';
 export { apiPlugin as default } from './plugin.js';

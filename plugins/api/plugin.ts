@@ -52,7 +52,7 @@ export const apiPlugin = definePlugin({
     const handlers = { ...streamEndpoints(endpointContext), ...entryEndpoints(endpointContext) } as Record<EndpointName, EndpointHandler>;
     const setups = service.interfaces();
     for (const setup of setups) {
-      const dispatcher = new InterfaceDispatcher(setup, handlers, service.errorLinks, context.logger);
+      const dispatcher = new InterfaceDispatcher(setup, handlers, service.errorLinks, context.logger, service.extraEndpoints());
       server.route('*', `${setup.prefix}/*`, dispatcher.dispatch);
     }
     server.setTransportReplyDecorator(transportReplyDecorator(setups, service.errorLinks));

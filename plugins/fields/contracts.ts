@@ -129,6 +129,12 @@ export interface FieldType {
   defaultValue?(field: FieldDefinition, context: FieldTypeContext): unknown;
   /** Cast a filter value (from a query string or a query body) to compare with stored values. */
   castFilter?(value: unknown, field: FieldDefinition, context: FieldTypeContext): unknown;
+  /**
+   * The JSON Schema (2020-12) of this field's value as the API shows it, for the OpenAPI
+   * document (`GET /api/openapi.json`). Types without it are described by the openapi
+   * plugin's defaults (core types), or as any value.
+   */
+  jsonSchema?(field: FieldDefinition): Record<string, unknown>;
   /** Relationship info when this field references entries of another stream. */
   relation?(field: FieldDefinition): RelationInfo | undefined;
   /** Extra definition problems for a field of this type (messages name the field). */

@@ -109,6 +109,12 @@ describe('geopoint field type', () => {
     expect((await app!.request('GET', '/api/streams/places/entries/1')).json.data.location).toEqual(EIFFEL);
   });
 
+  it('describes itself in the OpenAPI document through the field-type contract (jsonSchema)', async () => {
+    await boot();
+    const doc = await app!.request('GET', '/api/openapi.json');
+    expect(doc.json.components.schemas['places.Entry'].properties.location).toMatchObject({ type: 'object', required: ['lat', 'lng'] });
+  });
+
   it('filters by a whole point, and a bad filter point is a 400', async () => {
     await boot();
     const hit = await app!.request('GET', '/api/streams/places/entries?where[location]=48.8584,2.2945');
