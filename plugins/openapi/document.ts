@@ -11,8 +11,8 @@ const ERROR_STATUSES = ['400', '404', '405', '409', '412', '413', '414', '429', 
 const ERROR_TEXT: Record<string, string> = {
   '400': 'Malformed body or parameter', '401': 'Missing or wrong bearer token', '404': 'Unknown stream, entry or path (or denied by the gate)',
   '405': 'Method not served on this path', '409': 'Validation failure, one error per failed rule', '412': 'If-Match does not match the stored version',
-  '413': 'Body over http.max_body', '414': 'Request line too long', '429': 'Throttled', '500': 'Unexpected failure (details only in the log, under X-Request-Id)',
-  '503': 'Not ready, or the storage is unavailable',
+  '413': 'Body over http.max_body', '415': 'A body that is neither JSON nor form-encoded', '414': 'Request line too long', '429': 'Throttled', '500': 'Unexpected failure (details only in the log, under X-Request-Id)',
+  '503': 'Not ready, or the storage is unavailable', Other: 'Any other error answer (from middleware or hooks of addons)',
 };
 
 export interface InterfaceView {
@@ -75,7 +75,17 @@ export function buildDocument(input: DocumentInput): Schema {
   });
   const listMeta: Schema = { allOf: [ref('PageMeta')] };
   const errorResponses = (): Record<string, Schema> => Object.fromEntries(errors.map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
-  const op = (summary: string, success: Record<string, Schema>, extra: Operation = {}): Operation => ({ summary, ...extra, responses: { ...success, ...errorResponses() } });
+  const op = (summary: string, success: Record<string, Schema>, extra: Operation = {}): Operation => ({
+    summary,
+    ...extra,
+    responses: {
+      ...success,
+      ...errorResponses(),
+      ...(extra.requestBody ? { '415': { $ref: '#/components/responses/Error415' } } : {}),
+      // Middleware and hooks of addons may answer other statuses (403, 423...), always in the error envelope.
+      default: { $ref: '#/components/responses/ErrorOther' },
+    },
+  });
   const ok = (description: string, schema: Schema, conditional = false): Record<string, Schema> => ({
     '200': { description, headers: conditional ? { ETag: { schema: { type: 'string' } } } : undefined, content: json(schema) },
     ...(conditional ? { '304': { description: 'Not modified (If-None-Match matched); no body' } } : {}),
@@ -154,7 +164,7 @@ export function buildDocument(input: DocumentInput): Schema {
   paths['/readyz'] = { get: health('Readiness', ['200', '503']) };
 
   const responses = Object.fromEntries(
-    [...errors].map((status) => [`Error${status}`, { description: ERROR_TEXT[status] ?? 'Error', content: json(ref('ErrorEnvelope')) }]),
+    [...errors, '415', 'Other'].map((status) => [`Error${status}`, { description: ERROR_TEXT[status] ?? 'Error', content: json(ref('ErrorEnvelope')) }]),
   );
   const document: Schema = {
     openapi: '3.1.0',

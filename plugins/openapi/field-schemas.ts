@@ -21,7 +21,7 @@ function optionValues(field: FieldDefinition): unknown[] | undefined {
  * The core types' schemas, as the API serializes their values: the default for a type that
  * does not describe itself through `FieldType.jsonSchema`.
  */
-function coreSchema(field: FieldDefinition, keyType: (stream: string) => Schema): Schema | undefined {
+function coreSchema(field: FieldDefinition, keyType: (stream: string) => Schema, mode: 'read' | 'write'): Schema | undefined {
   switch (field.type) {
     case 'string': case 'slug': case 'image': case 'file': case 'hash': case 'encrypted':
       return { ...STRING };
@@ -60,8 +60,10 @@ function coreSchema(field: FieldDefinition, keyType: (stream: string) => Schema)
     case 'object':
       return { type: 'object' };
     case 'relationship': {
-      const related = typeof field.config.related === 'string' ? keyType(field.config.related) : {};
-      return field.config.multiple === true ? { type: 'array', items: related } : related;
+      const key = typeof field.config.related === 'string' ? keyType(field.config.related) : {};
+      // In answers, `with=<relation>` replaces the key by the related entry.
+      const value = mode === 'read' ? { anyOf: [key, { type: 'object' }] } : key;
+      return field.config.multiple === true ? { type: 'array', items: value } : value;
     }
     case 'polymorphic':
       return { type: 'object', properties: { '@stream': { type: 'string' } }, required: ['@stream'] };
@@ -110,16 +112,21 @@ export function streamSchemas(definition: StreamDefinition, fields: FieldsServic
   const required: string[] = [];
   const keyName = definition.config.key_name || 'id';
   let key: Schema = { type: ['integer', 'string'] };
-  for (const field of definition.fields) {
-    const type = fields.getType(field.type);
-    const base = type?.jsonSchema?.(field) ?? coreSchema(field, keyType) ?? {};
+  const valueOf = (field: FieldDefinition, mode: 'read' | 'write'): Schema => {
+    const base = fields.getType(field.type)?.jsonSchema?.(field) ?? coreSchema(field, keyType, mode) ?? {};
     const schema: Schema = { ...base, ...ruleKeywords(field, base) };
     if (field.description) schema.description = field.description;
-    const value: Schema = field.required || !('type' in schema) ? schema : { ...schema, type: [schema.type, 'null'].flat() };
-    if (field.handle === keyName) key = base;
+    if (field.required) return schema;
+    // Not required: null is a value too.
+    if ('type' in schema) return { ...schema, type: [schema.type, 'null'].flat() };
+    if ('anyOf' in schema) return { ...schema, anyOf: [...(schema.anyOf as Schema[]), { type: 'null' }] };
+    return schema;
+  };
+  for (const field of definition.fields) {
+    if (field.handle === keyName) key = fields.getType(field.type)?.jsonSchema?.(field) ?? coreSchema(field, keyType, 'write') ?? {};
     if (field.required && field.handle !== keyName) required.push(field.handle);
-    write[field.handle] = value;
-    if (!field.protected) read[field.handle] = value;
+    write[field.handle] = valueOf(field, 'write');
+    if (!field.protected) read[field.handle] = valueOf(field, 'read');
   }
   // Streams keep undeclared attributes: the schemas stay open.
   return {

@@ -25,12 +25,16 @@ export function responseValidator(doc: Doc) {
   ajv.addSchema(doc as object, 'doc');
   return (method: string, path: string, status: number, body: unknown): { ok: boolean; why: string } => {
     const template = templateOf(doc, path);
-    if (!template) return { ok: false, why: `no path ${path} in the document` };
-    const op = doc.paths[template]![method.toLowerCase()];
-    if (!op) return { ok: false, why: `no ${method} ${template} in the document` };
-    let response = op.responses[String(status)];
-    if (!response) return { ok: false, why: `no ${status} response for ${method} ${template}` };
-    let pointer = `doc#/paths/${template.replace(/~/g, '~0').replace(/\//g, '~1')}/${method.toLowerCase()}/responses/${status}`;
+    const op = template === undefined ? undefined : doc.paths[template]![method.toLowerCase()];
+    if (!op || template === undefined) {
+      // A path or method the interface does not serve: its 404/405 is still the error envelope.
+      if (status === 404 || status === 405 || status === 401 || status === 403) return check(ajv, 'doc#/components/schemas/ErrorEnvelope', body);
+      return { ok: false, why: template ? `no ${method} ${template} in the document` : `no path ${path} in the document` };
+    }
+    const code = op.responses[String(status)] ? String(status) : status >= 400 && op.responses.default ? 'default' : undefined;
+    if (code === undefined) return { ok: false, why: `no ${status} response for ${method} ${template}` };
+    let response = op.responses[code]!;
+    let pointer = `doc#/paths/${template.replace(/~/g, '~0').replace(/\//g, '~1')}/${method.toLowerCase()}/responses/${code}`;
     if (response.$ref) {
       const name = response.$ref.replace('#/components/responses/', '');
       response = doc.components?.responses?.[name] ?? {};
@@ -39,8 +43,12 @@ export function responseValidator(doc: Doc) {
     const content = response.content?.['application/json'];
     if (!content) return { ok: body === undefined, why: 'the document promises no body' };
     pointer += '/content/application~1json/schema';
-    const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
-    const ok = validate(body) as boolean;
-    return { ok, why: ok ? '' : ajv.errorsText(validate.errors) };
+    return check(ajv, pointer, body);
   };
+}
+
+function check(ajv: Ajv2020, pointer: string, body: unknown): { ok: boolean; why: string } {
+  const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
+  const ok = validate(body) as boolean;
+  return { ok, why: ok ? '' : ajv.errorsText(validate.errors) };
 }
