@@ -23,6 +23,7 @@ export const configSchema = {
         shutdown_timeout_ms: { type: 'integer', minimum: 0, default: 10000 },
         transport: { enum: ['auto', 'uws', 'node'], default: 'auto' },
         port_fallback: { type: 'boolean', default: false },
+        max_url: { type: 'integer', minimum: 256, default: 8192 },
       },
     },
     api: {
@@ -188,6 +189,8 @@ export interface KernelConfig {
     transport: 'auto' | 'uws' | 'node';
     /** When `port` is taken, listen on a free port instead (the url line says which). */
     port_fallback: boolean;
+    /** Longest path + query string in characters; a longer request line is answered 414. */
+    max_url: number;
   };
   api: {
     enabled: boolean;

@@ -20,7 +20,7 @@ export type {
   ResourceName,
 } from './contracts.js';
 export { API, API_MIDDLEWARE } from './tokens.js';
-export { ApiGate, pathPattern } from './gate.js';
+export { ApiGate, pathPattern, type PathMatcher } from './gate.js';
 export { ENDPOINT_ROUTES, type EndpointRoute } from './routes.js';
 export { conditionalReply, envelope, etagOf, matchesIfNoneMatch } from './envelope.js';
 export { parseListQuery, FIELD_NAME } from './list-params.js';

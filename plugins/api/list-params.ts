@@ -1,6 +1,7 @@
 import { BadRequestError } from '../../kernel/index.js';
 import type { ListQuery, Operator, OrderClause, QueryStep, WhereClause } from '../entries/index.js';
 import { parseForm, type FormObject, type FormValue } from '../http/index.js';
+import { MAX_FILTER_VALUE } from '../sources/index.js';
 
 /** decisions.md: field names in parameters. Dots reach into nested values. */
 export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
@@ -56,6 +57,10 @@ export function shapeValue(operator: Operator, value: unknown, where: string): u
 function assertScalar(value: unknown, where: string): void {
   if (value !== null && typeof value === 'object') {
     throw new BadRequestError(`The value of ${where} must be a single value (or a list for IN/BETWEEN).`, { parameter: where });
+  }
+  // The engine's bound, checked here too so the message names the parameter.
+  if (typeof value === 'string' && value.length > MAX_FILTER_VALUE) {
+    throw new BadRequestError(`The value of ${where} is longer than ${MAX_FILTER_VALUE} characters.`, { parameter: where });
   }
 }
 

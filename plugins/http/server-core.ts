@@ -151,6 +151,9 @@ export abstract class HttpServerCore implements HttpServer {
           ? this.transportReply(request, 400, `Method names are case-sensitive: send ${method.toUpperCase()}, not ${method}.`)
           : this.transportReply(request, 501, `The ${method.slice(0, 32)} method is not implemented by this server.`);
       }
+      if (request.path.length + request.query.length > this.config.http.max_url) {
+        return this.transportReply(request, 414, `The request URL is longer than the limit of ${this.config.http.max_url} characters.`);
+      }
       const match = this.router.match(method, request.path, decodePathSegment);
       if (match === undefined) return this.transportReply(request, 404, 'Not Found');
       if (match.value === undefined) {

@@ -1,44 +1,56 @@
 import type { Entry } from './contracts.js';
 
+/** What one kept entry reference costs, in bytes (a pointer in the list). */
+const REFERENCE_BYTES = 8;
+/** A filter longer than this is answered but not kept (its key alone would cost more than its use). */
+export const MAX_SIGNATURE_LENGTH = 4096;
+
 /**
  * The ordered matches of recent filtered queries, kept until the next write to the
  * stream. A repeated filter (the next page, the same dashboard query) then costs a slice
- * instead of a scan and a sort. Bounded by the entry references it holds (an empty
- * list counts as one) and by the number of lists, so neither a few broad filters nor
- * many distinct filters matching nothing can grow memory without limit.
+ * instead of a scan and a sort. Bounded by bytes (the references a list holds and its key,
+ * the filter's text), by the number of lists, and by the key's length, so neither broad
+ * filters, nor many filters matching nothing, nor huge filter values can grow memory
+ * without limit (found in review: distinct 1 MB `where` values exhausted the heap).
  */
 export class MatchCache {
-  private readonly lists = new Map<string, Entry[]>();
+  private readonly lists = new Map<string, { list: Entry[]; cost: number }>();
   private held = 0;
 
   constructor(
-    private readonly budget = 1_000_000,
+    private readonly budgetBytes = 8 * 1024 * 1024,
     private readonly maxLists = 1024,
   ) {}
 
   get(signature: string): Entry[] | undefined {
-    const list = this.lists.get(signature);
-    if (list !== undefined) {
+    const item = this.lists.get(signature);
+    if (item !== undefined) {
       // Most recently used last, so eviction drops the coldest first.
       this.lists.delete(signature);
-      this.lists.set(signature, list);
+      this.lists.set(signature, item);
     }
-    return list;
+    return item?.list;
   }
 
   set(signature: string, list: Entry[]): void {
-    const cost = Math.max(1, list.length);
-    if (cost > this.budget) return;
+    if (signature.length > MAX_SIGNATURE_LENGTH) return;
+    const cost = Math.max(1, list.length) * REFERENCE_BYTES + signature.length * 2;
+    if (cost > this.budgetBytes) return;
     const previous = this.lists.get(signature);
-    if (previous) this.held -= Math.max(1, previous.length);
+    if (previous) this.held -= previous.cost;
     this.lists.delete(signature);
-    while ((this.held + cost > this.budget || this.lists.size >= this.maxLists) && this.lists.size > 0) {
+    while ((this.held + cost > this.budgetBytes || this.lists.size >= this.maxLists) && this.lists.size > 0) {
       const [coldest, dropped] = this.lists.entries().next().value!;
       this.lists.delete(coldest);
-      this.held -= Math.max(1, dropped.length);
+      this.held -= dropped.cost;
     }
-    this.lists.set(signature, list);
+    this.lists.set(signature, { list, cost });
     this.held += cost;
+  }
+
+  /** Bytes held now (for tests and metrics). */
+  get bytes(): number {
+    return this.held;
   }
 
   clear(): void {

@@ -182,7 +182,7 @@ describe('stream-level rules and several failures', () => {
     const fieldOnly = stream('bad', { title: { type: 'string', rules: ['between:1'] } });
     expect(service.check(fieldOnly)).toEqual([{ path: '/fields/0/rules/0', message: 'Field [title] of stream [bad]: rule [between:1] needs 2 numeric arguments.' }]);
     expect(service.check(stream('bad', { title: { type: 'string', rules: ['regex:/(/'] } }))).toEqual([
-      { path: '/fields/0/rules/0', message: 'Field [title] of stream [bad]: rule [regex:/(/] needs a valid regular expression.' },
+      { path: '/fields/0/rules/0', message: 'Field [title] of stream [bad]: rule [regex:/(/] needs a valid RE2 regular expression (linear-time: no backreferences, lookaround or x flag).' },
     ]);
     expect(service.check(stream('bad', { title: { type: 'string', rules: ['max:3'] } }, { rules: { title: ['min:1', 'nope'] } }))).toEqual([
       { path: '/rules/title/1', message: 'Field [title] of stream [bad] has unknown rule [nope].' },

@@ -24,4 +24,25 @@ describe('compileLike', () => {
     expect(compileLike('%a%a%a%a')(value)).toBe(true);
     expect(compileLike('%a%a%_%b')(`${value}b`)).toBe(true);
   });
+
+  it('agrees with the regex on random patterns and values (wildcards, escapes, case)', () => {
+    let seed = 7;
+    const random = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const alphabet = ['a', 'b', 'A', '%', '_', '\\', 'ß', '.'];
+    const mismatches: string[] = [];
+    for (let t = 0; t < 3000; t++) {
+      const pattern = Array.from({ length: random(8) }, () => alphabet[random(alphabet.length)]).join('');
+      const value = Array.from({ length: random(12) }, () => 'abAB_%.'[random(7)]).join('');
+      if (compileLike(pattern)(value) !== likeToRegExp(pattern).test(value)) mismatches.push(`${JSON.stringify(pattern)} on ${JSON.stringify(value)}`);
+    }
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
+  it('stays linear on hostile `_` segments and long values (issue #13)', () => {
+    const value = 'a'.repeat(1_000_000);
+    expect(compileLike(`%${'a_'.repeat(500)}b%`)(value)).toBe(false);
+    expect(compileLike(`%${'a'.repeat(1000)}b%`)(value)).toBe(false);
+    expect(compileLike(`${'_'.repeat(1000)}%${'_'.repeat(1000)}`)(value)).toBe(true);
+    // (The timing itself is asserted where it matters, on a live server: test/security/freeze.test.ts.)
+  });
 });

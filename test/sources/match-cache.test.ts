@@ -35,8 +35,9 @@ describe('cached filtered results', () => {
 });
 
 describe('MatchCache', () => {
-  it('stays within its budget of entry references, dropping the least recently used', () => {
-    const cache = new MatchCache(5);
+  it('stays within its budget of bytes, dropping the least recently used', () => {
+    // 2 references (16 bytes) + a 1-char key (2 bytes) = 18 bytes a list: two fit in 40.
+    const cache = new MatchCache(40);
     const list = (n: number): Array<Record<string, unknown>> => Array.from({ length: n }, (_, id) => ({ id }));
     cache.set('a', list(2));
     cache.set('b', list(2));
@@ -46,6 +47,7 @@ describe('MatchCache', () => {
     expect(cache.get('a')).toHaveLength(2);
     expect(cache.get('c')).toHaveLength(2);
     cache.set('huge', list(6));
+    expect(cache.bytes).toBeLessThanOrEqual(40);
     expect(cache.get('huge')).toBeUndefined();
     cache.clear();
     expect(cache.get('a')).toBeUndefined();
@@ -59,5 +61,16 @@ describe('MatchCache with many filters that match nothing', () => {
     const kept = Array.from({ length: 10 }, (_, i) => cache.get(`none-${i}`)).filter((l) => l !== undefined);
     expect(kept).toHaveLength(3);
     expect(cache.get('none-9')).toEqual([]);
+  });
+});
+
+describe('MatchCache with huge filter values (hostile input, issue #13)', () => {
+  it('counts the key in its bytes and never keeps a key over the length cap', () => {
+    const cache = new MatchCache(64 * 1024, 1024);
+    for (let i = 0; i < 50; i++) cache.set(`${i}:${'x'.repeat(4000)}`, []);
+    expect(cache.bytes).toBeLessThanOrEqual(64 * 1024);
+    cache.set('y'.repeat(1_000_000), []);
+    expect(cache.get('y'.repeat(1_000_000))).toBeUndefined();
+    expect(cache.bytes).toBeLessThanOrEqual(64 * 1024);
   });
 });

@@ -163,13 +163,13 @@ const stringRules: RuleDefinition[] = [
   {
     name: 'regex',
     message: 'The :attribute field format is invalid.',
-    checkArgs: (args) => (args[0] && phpRegex(args[0]) ? undefined : 'needs a valid regular expression'),
+    checkArgs: (args) => (args[0] && phpRegex(args[0]) ? undefined : 'needs a valid RE2 regular expression (linear-time: no backreferences, lookaround or x flag)'),
     test: (value, args) => textOf(value) !== undefined && phpRegex(args[0]!)!.test(text(value)),
   },
   {
     name: 'not_regex',
     message: 'The :attribute field format is invalid.',
-    checkArgs: (args) => (args[0] && phpRegex(args[0]) ? undefined : 'needs a valid regular expression'),
+    checkArgs: (args) => (args[0] && phpRegex(args[0]) ? undefined : 'needs a valid RE2 regular expression (linear-time: no backreferences, lookaround or x flag)'),
     test: (value, args) => textOf(value) !== undefined && !phpRegex(args[0]!)!.test(text(value)),
   },
   { name: 'alpha', message: 'The :attribute field must only contain letters.', test: (value) => isString(value) && /^[\p{L}\p{M}]+$/u.test(value) },

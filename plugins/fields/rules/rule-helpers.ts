@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import type { ValueKind } from '../contracts.js';
 
 export const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -44,32 +45,43 @@ export function looseText(value: unknown): string {
   return String(value);
 }
 
-const regexCache = new Map<string, RegExp | null>();
+/** A compiled `regex:` rule: a linear-time matcher. */
+export interface RuleRegex {
+  test(text: string): boolean;
+}
+
+/** Compiled rule patterns, bounded (definitions are few; a reload may bring new ones). */
+const regexCache = new Map<string, RuleRegex | null>();
+const REGEX_CACHE_SIZE = 512;
 
 /**
- * A Laravel `regex:` argument is a PHP PCRE with delimiters (`/^a+$/i`); a bare
- * pattern is accepted too. Null when JavaScript cannot compile it.
+ * A Laravel `regex:` argument is a PHP PCRE with delimiters (`/^a+$/i`); a bare pattern is
+ * accepted too. It is compiled with RE2 (re2js, the pure-JS port): matching is linear in
+ * the value, so a rule such as `/^(a+)+$/` cannot freeze the server (a backtracking engine
+ * took 33 s on one request). Flags `i`, `m`, `s` are honoured, `u` is RE2's default, `U`
+ * does not change a yes/no match; backreferences, lookaround and `x` are not RE2 syntax:
+ * null, and the definition is refused naming the rule.
  */
-export function phpRegex(source: string): RegExp | null {
+export function phpRegex(source: string): RuleRegex | null {
   let cached = regexCache.get(source);
   if (cached !== undefined) return cached;
   cached = null;
-  try {
-    const m = /^([^A-Za-z0-9\s\\])(.*)\1([imsxuU]*)$/s.exec(source);
-    if (m) {
-      const flags = [...new Set(m[3]!.replace(/[xU]/g, '').split(''))].join('');
-      cached = new RegExp(m[2]!, flags.includes('u') ? flags : `${flags}u`);
-    } else {
-      cached = new RegExp(source, 'u');
-    }
-  } catch {
+  const m = /^([^A-Za-z0-9\s\\])(.*)\1([imsxuU]*)$/s.exec(source);
+  const body = m ? m[2]! : source;
+  const flags = m ? m[3]! : '';
+  if (!flags.includes('x')) {
+    let options = 0;
+    if (flags.includes('i')) options |= RE2JS.CASE_INSENSITIVE;
+    if (flags.includes('m')) options |= RE2JS.MULTILINE;
+    if (flags.includes('s')) options |= RE2JS.DOTALL;
     try {
-      const m = /^([^A-Za-z0-9\s\\])(.*)\1([ims]*)$/s.exec(source);
-      cached = m ? new RegExp(m[2]!, m[3]) : new RegExp(source);
+      const re = RE2JS.compile(body, options);
+      cached = { test: (text) => re.matcher(text).find() };
     } catch {
       cached = null;
     }
   }
+  if (regexCache.size >= REGEX_CACHE_SIZE) regexCache.delete(regexCache.keys().next().value!);
   regexCache.set(source, cached);
   return cached;
 }

@@ -65,6 +65,17 @@ export function listValue(operator: Operator, value: unknown): unknown[] {
   return list;
 }
 
+/** The longest filter value (a LIKE pattern included) and the most values of a list operator. */
+export const MAX_FILTER_VALUE = 1024;
+export const MAX_FILTER_LIST = 1000;
+
+/** Filter values are bounded: a huge one would cost time to match and memory to cache (issue #13). */
+function assertBounded(value: unknown): void {
+  if (typeof value === 'string' && value.length > MAX_FILTER_VALUE) {
+    throw new BadRequestError(`A filter value is longer than ${MAX_FILTER_VALUE} characters.`, { rule: 'operator' });
+  }
+}
+
 /**
  * Build a clean clause from raw parts (API, query endpoint, addons): checked field
  * name, canonical operator, list values split, each value passed through `cast`
@@ -81,7 +92,14 @@ export function normalizeWhere(
   const op = normalizeOperator(operator);
   let clean: unknown;
   if (VALUELESS_OPERATORS.has(op)) clean = null;
-  else if (LIST_OPERATORS.has(op)) clean = listValue(op, value).map((v) => cast(v));
-  else clean = value === null ? null : cast(value);
+  else if (LIST_OPERATORS.has(op)) {
+    const list = listValue(op, value);
+    if (list.length > MAX_FILTER_LIST) throw new BadRequestError(`${op} takes at most ${MAX_FILTER_LIST} values.`, { rule: 'operator' });
+    list.forEach(assertBounded);
+    clean = list.map((v) => cast(v));
+  } else {
+    assertBounded(value);
+    clean = value === null ? null : cast(value);
+  }
   return { boolean, field: name, operator: op, value: clean };
 }
