@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 import { configSchema, type KernelConfig } from './config-schema.js';
 import { ConfigError } from './errors.js';
+import { stripBom } from './text-files.js';
 
 export interface ConfigOverrides {
   port?: number;
@@ -21,7 +22,7 @@ export function loadConfigFile(file: string, overrides: ConfigOverrides = {}): K
   const absolute = path.resolve(file);
   let text: string;
   try {
-    text = readFileSync(absolute, 'utf8');
+    text = stripBom(readFileSync(absolute, 'utf8'));
   } catch (error) {
     throw new ConfigError(`cannot read config file (${(error as NodeJS.ErrnoException).code ?? String(error)})`, absolute);
   }

@@ -30,6 +30,8 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
   let key: EntryKey;
   if (typeof raw === 'number') {
     if (!Number.isFinite(raw)) throw new BadRequestError('The entry key must be a finite number or a string.', { rule: 'key' });
+    // Never rounded: past 2^53 two keys would be one; -0 would name the entry 0 under another spelling.
+    if (Object.is(raw, -0) || (Number.isInteger(raw) && !Number.isSafeInteger(raw))) throw keyTypeError(definition, 'is not an exact integer');
     key = raw;
   } else if (typeof raw === 'string') {
     if (raw === '') throw new BadRequestError('The entry key must not be empty.', { rule: 'key' });
@@ -42,17 +44,28 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
   } else {
     throw new BadRequestError('The entry key must be a string or a number.', { rule: 'key' });
   }
+  if (typeof key === 'number' && Number.isInteger(key) && !Number.isSafeInteger(key)) throw keyTypeError(definition, 'is not an exact integer');
   if (typeof key === 'string') {
+    if (key.length > MAX_KEY_LENGTH) throw new BadRequestError(`The entry key is longer than ${MAX_KEY_LENGTH} characters.`, { rule: 'key' });
     if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid entry key "${key}".`, { rule: 'key' });
     if (type === 'integer' || (type !== undefined && NUMERIC_TYPES.has(type))) {
-      // A value the key field's type refuses is a validation failure like any other field's (409).
-      const field = keyNameOf(definition);
-      const rule = type === 'integer' ? 'integer' : 'numeric';
-      const message = `The ${field.replace(/_/g, ' ')} field must be ${type === 'integer' ? 'an integer' : 'a number'}.`;
-      throw new ValidationError([{ message, meta: { field, rule } }]);
+      throw keyTypeError(definition);
     }
   }
   return key;
+}
+
+/** Longer keys are refused (400): no store or file system should get them. */
+export const MAX_KEY_LENGTH = 255;
+
+/** A key the key field's type refuses: a validation failure like any other field's (409). */
+function keyTypeError(definition: StreamDefinition, why?: string): ValidationError {
+  const field = keyNameOf(definition);
+  const type = keyTypeOf(definition);
+  const integer = type === 'integer' || type === undefined;
+  const name = field.replace(/_/g, ' ');
+  const message = why ? `The ${name} field ${why}.` : `The ${name} field must be ${integer ? 'an integer' : 'a number'}.`;
+  return new ValidationError([{ message, meta: { field, rule: integer ? 'integer' : 'numeric' } }]);
 }
 
 export type KeyStrategy = 'increment' | 'uuid' | 'none';

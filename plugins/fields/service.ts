@@ -27,6 +27,9 @@ function textual(f: FieldPlan, plan: StreamPlan): boolean {
   return known;
 }
 
+/** The most attributes one entry may have (declared and undeclared). */
+export const MAX_ATTRIBUTES = 1000;
+
 /** Type names: `^[a-z][a-z0-9_]*$` (spec: addon types). */
 export const TYPE_NAME = /^[a-z][a-z0-9_]*$/;
 const RULE_NAME = /^[a-z][a-z0-9_]*$/;
@@ -177,7 +180,10 @@ export class FieldsRegistry implements FieldsService {
     const plan = this.plan(stream);
     const { context } = plan;
     const patch = options.mode === 'patch';
-    for (const key of Object.keys(input)) {
+    const names = Object.keys(input);
+    // Streams keep undeclared attributes; not without bound (60k of them were stored once).
+    if (names.length > MAX_ATTRIBUTES) throw new BadRequestError(`An entry may have at most ${MAX_ATTRIBUTES} attributes; this one has ${names.length}.`);
+    for (const key of names) {
       if (FORBIDDEN_KEYS.has(key) || !ATTRIBUTE.test(key)) throw new BadRequestError(`Attribute name [${key}] is not allowed.`, { field: key });
       const nested = forbiddenKeyIn(input[key]);
       if (nested) throw new BadRequestError(`Attribute [${key}] holds a key [${nested}] that is not allowed.`, { field: key });

@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { AppError, writeFileDurable, type Logger } from '../../kernel/index.js';
+import { AppError, readTextFile, writeFileDurable, type Logger } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import type { Entry } from './contracts.js';
 import { keyId } from './criteria/values.js';
@@ -44,7 +43,7 @@ export abstract class SingleFileSource extends MemorySource {
 
   protected async readText(): Promise<string | undefined> {
     try {
-      return await readFile(this.file, 'utf8');
+      return await readTextFile(this.file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

@@ -5,7 +5,12 @@
  */
 
 export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
-export const FIELD_HANDLE_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+/**
+ * Field handles and key names: identifiers, never a name every object already has
+ * (`__proto__`, `constructor`, `toString`...): such an attribute could reach an object's
+ * prototype or shadow a method the code relies on.
+ */
+export const FIELD_HANDLE_PATTERN = '^(?!(?:__proto__|constructor|prototype|toString|valueOf|hasOwnProperty|isPrototypeOf|propertyIsEnumerable|toLocaleString)$)[A-Za-z_][A-Za-z0-9_]*$';
 export const TYPE_PATTERN = '^[a-z][a-z0-9_]*$';
 export const IMPORT_PATTERN = '^@\\S+\\.json$';
 export const CLASS_NAME_PATTERN =

@@ -1,6 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, isTempFile, removeFileDurable, writeFileDurable } from '../../kernel/index.js';
+import { ConfigError, isTempFile, readTextFile, removeFileDurable, writeFileDurable } from '../../kernel/index.js';
 import type { DefinitionStore } from './contracts.js';
 
 /** Locate a JSON syntax error as line:column for the operator. */
@@ -33,7 +33,7 @@ export class FileDefinitionStore implements DefinitionStore {
     for (const name of names.sort()) {
       if (!name.endsWith('.json') || isTempFile(name)) continue;
       const file = path.join(this.folder, name);
-      const text = await readFile(file, 'utf8');
+      const text = await readTextFile(file);
       let raw: unknown;
       try {
         raw = JSON.parse(text);

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readTextFile } from '../../kernel/index.js';
 import { IMPORT_PATTERN } from './definition-schema.js';
 
 const importPattern = new RegExp(IMPORT_PATTERN);
@@ -26,7 +26,7 @@ async function readImport(spec: string, root: string, where: string): Promise<un
   }
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextFile(file);
   } catch (error) {
     throw new DefinitionIssue(where, `import "${spec}" cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }

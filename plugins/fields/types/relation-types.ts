@@ -24,6 +24,8 @@ function numericKeys(field: FieldDefinition, context: FieldTypeContext): boolean
 }
 
 const KEY_SCHEMA = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'integer' }] };
+/** The most keys one `multiple` relationship may hold: each is looked up on every write and eager load. */
+export const MAX_RELATED = 1000;
 
 function normalizeKey(value: unknown, field: FieldDefinition, context: FieldTypeContext): unknown {
   // An eager-loaded related entry sent back is read as its key.
@@ -43,10 +45,10 @@ async function existsInAny(streams: string[], keyName: string, key: unknown, con
 export const relationshipType: FieldType = {
   name: 'relationship',
   rule: 'relationship',
-  message: 'The :attribute field must be the key of a related entry.',
+  message: `The :attribute field must be the key of a related entry (at most ${MAX_RELATED} keys for a multiple relationship).`,
   configKeys: ['related', 'multiple', 'key_name', 'relation'],
   kind: (field) => (field.config.multiple === true ? 'array' : 'string'),
-  schema: (field) => (field.config.multiple === true ? { type: 'array', items: KEY_SCHEMA } : KEY_SCHEMA),
+  schema: (field) => (field.config.multiple === true ? { type: 'array', maxItems: MAX_RELATED, items: KEY_SCHEMA } : KEY_SCHEMA),
   normalize(value, field, context) {
     if (value === '') return null;
     if (field.config.multiple === true) return Array.isArray(value) ? value.map((v) => normalizeKey(v, field, context)) : value;
