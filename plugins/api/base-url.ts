@@ -4,10 +4,14 @@ import type { HttpRequest } from '../http/index.js';
 /** A Host header we are willing to echo into links: a name or [IPv6], optional port. */
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
-function firstValue(header: string | undefined): string | undefined {
+/**
+ * The rightmost value of a forwarded header: the one our (trusted) proxy appended, read the
+ * same way as the client address from `X-Forwarded-For`; anything left of it came from the
+ * client and could be anything.
+ */
+function lastValue(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  const comma = header.indexOf(',');
-  return (comma === -1 ? header : header.slice(0, comma)).trim();
+  return header.slice(header.lastIndexOf(',') + 1).trim();
 }
 
 /**
@@ -26,9 +30,9 @@ export function createBaseUrl(config: KernelConfig, fallbackHost: () => string):
     let scheme = 'http';
     let host = request.headers.host;
     if (trust) {
-      const proto = firstValue(request.headers['x-forwarded-proto'])?.toLowerCase();
+      const proto = lastValue(request.headers['x-forwarded-proto'])?.toLowerCase();
       if (proto === 'https' || proto === 'http') scheme = proto;
-      const forwardedHost = firstValue(request.headers['x-forwarded-host']);
+      const forwardedHost = lastValue(request.headers['x-forwarded-host']);
       if (forwardedHost) host = forwardedHost;
     }
     if (host === undefined || !HOST.test(host)) host = fallbackHost();

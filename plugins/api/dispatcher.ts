@@ -3,6 +3,7 @@ import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../
 import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
 import type { EndpointHandler } from './endpoints/context.js';
+import type { ThrottleMiddleware } from './middleware/throttle.js';
 import { ENDPOINT_ROUTES } from './routes.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -24,6 +25,18 @@ export interface InterfaceSetup {
   transportReplyMiddleware: Middleware[];
   /** The whole chain of one endpoint: base, then resource, then endpoint middleware. */
   chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
+}
+
+const throttleLists = new WeakMap<Middleware[], ThrottleMiddleware[]>();
+
+/** The throttles of a chain (found once per chain). */
+function throttlesOf(chain: Middleware[]): ThrottleMiddleware[] {
+  let found = throttleLists.get(chain);
+  if (found === undefined) {
+    found = chain.filter((m): m is ThrottleMiddleware => typeof (m as Partial<ThrottleMiddleware>).refuseEarly === 'function');
+    throttleLists.set(chain, found);
+  }
+  return found;
 }
 
 /** Run `chain[index..]` then `last`. */
@@ -101,7 +114,22 @@ export class InterfaceDispatcher {
       if (http.method === 'OPTIONS') return Promise.resolve({ status: 204, headers: allowHeader });
       return Promise.resolve(this.error(request, 405, `The ${http.method} method is not supported on this path.`, allowHeader));
     };
-    return run(chain, 0, request, last).catch((error: unknown) => this.fromError(request, error));
+    const throttles = throttlesOf(chain);
+    let started: Promise<HttpReply>;
+    try {
+      // An address that spent its window is refused before any middleware (auth) runs.
+      for (const throttle of throttles) throttle.refuseEarly(request);
+      started = run(chain, 0, request, last);
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    const replied = started.catch((error: unknown) => this.fromError(request, error));
+    if (throttles.length === 0) return replied;
+    return replied.then((reply) => {
+      // A 401/403 from a middleware before the throttle still counts (guessing tokens is throttled).
+      if (reply.status === 401 || reply.status === 403) for (const throttle of throttles) throttle.onDenied(request);
+      return reply;
+    });
   };
 
   error(request: ApiRequest, status: number, message: string, headers?: Array<[string, string]>): HttpReply {
