@@ -8,6 +8,8 @@ import type { StreamRouteHandler, StreamRoutes, ViewRenderer } from './contracts
 import { compileUri } from './uri.js';
 
 interface Services {
+  /** Middleware specs every stream route runs first: the API's group, then its gate. */
+  group: string[];
   server: HttpServer;
   registry: StreamRegistry;
   entries: EntriesService;
@@ -53,6 +55,14 @@ export class StreamRoutesService implements StreamRoutes {
     this.renderer = renderer;
   }
 
+  private groupChain: Middleware[] | undefined;
+
+  /** The group and gate instances, created once (a throttle there counts across every stream route). */
+  private group(): Middleware[] {
+    this.groupChain ??= this.services!.group.map((spec) => this.services!.middleware.create(spec));
+    return this.groupChain;
+  }
+
   /** Mount every route of every definition (boot), then follow definition changes. */
   start(services: Services): void {
     this.services = services;
@@ -82,7 +92,7 @@ export class StreamRoutesService implements StreamRoutes {
       }
       let chain: Middleware[];
       try {
-        chain = (route.middleware ?? []).map((spec) => this.services!.middleware.create(spec));
+        chain = [...this.group(), ...(route.middleware ?? []).map((spec) => this.services!.middleware.create(spec))];
       } catch (error) {
         logger.warn({ ...where, err: error }, 'stream route not served: unknown middleware');
         continue;
