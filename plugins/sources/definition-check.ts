@@ -55,6 +55,22 @@ export function checkSourceConfig(
   const root = config.root;
   const problems: DefinitionProblem[] = [];
   const source = definition.config.source;
+  // Over the API a stream gets storage of its own: never a file or folder another stream
+  // uses (it could read or destroy that stream's data around its rules).
+  if (context.origin === 'api' && registry) {
+    const mine = storageOf(definition, config, root);
+    if (mine !== undefined) {
+      for (const other of registry.list()) {
+        if (other.id === definition.id) continue;
+        const theirs = storageOf(other, config, root);
+        if (theirs !== undefined && (isInside(theirs, mine) || isInside(mine, theirs))) {
+          const key = typeof source?.path === 'string' ? 'path' : typeof source?.file === 'string' ? 'file' : 'type';
+          problems.push({ path: `/config/source/${key}`, message: `would share the storage of stream [${other.id}] (${path.relative(root, theirs) || '.'}); choose a path no other stream uses` });
+          break;
+        }
+      }
+    }
+  }
   const cache = definition.config.cache;
   if (cache?.enabled && typeof cache.store === 'string' && !sources.hasCacheStore(cache.store)) {
     problems.push({ path: '/config/cache/store', message: `unknown cache store "${cache.store}" (known: ${sources.cacheStoreNames().join(', ')})` });
@@ -106,4 +122,22 @@ function unknownTypeMessage(type: string, sources: SourceRegistry): string {
   if (type === 'database') return `source type "database" needs the MongoDB plugin: add "mongodb" to "plugins" in the config (see docs/mongodb.md); loaded types: ${known}`;
   if (NOT_IMPLEMENTED.has(type)) return `source type "${type}" is a Laravel Streams type this server does not implement; use one of: ${known}`;
   return `unknown source type "${type}" (known: ${known})`;
+}
+
+/**
+ * Where a stream's entries live on disk (its folder or file), resolved through symlinks;
+ * undefined for sources without storage of their own (self, collection, database...).
+ */
+export function storageOf(definition: StreamDefinition, config: KernelConfig, root: string): string | undefined {
+  const source = definition.config.source ?? {};
+  const type = typeof source.type === 'string' ? source.type : config.streams.default_source;
+  if (type === 'filebase') {
+    return realResolve(typeof source.path === 'string' && source.path !== '' ? path.resolve(root, source.path) : path.join(config.streams.data_path, definition.id));
+  }
+  if (type === 'file') {
+    if (typeof source.file === 'string' && source.file !== '') return realResolve(path.resolve(root, source.file));
+    const format = typeof source.format === 'string' ? source.format : 'json';
+    return realResolve(path.join(config.streams.data_path, `${definition.id}.${format}`));
+  }
+  return undefined;
 }

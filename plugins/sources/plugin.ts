@@ -1,7 +1,8 @@
 import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import { CollectionSource } from './collection/collection-source.js';
-import { checkSourceConfig } from './definition-check.js';
+import { checkSourceConfig, storageOf } from './definition-check.js';
+import { isInside } from './paths.js';
 import { FileSource } from './file/file-source.js';
 import { FilebaseSource } from './filebase/filebase-source.js';
 import { SourceRegistryImpl } from './registry.js';
@@ -32,8 +33,24 @@ export const sourcesPlugin = definePlugin({
     hooks.on('definition.changed', async ({ id, definition }) => {
       await registry.definitionChanged(id, definition as unknown as StreamDefinition | null);
     });
+    // Files written by the operator may share storage (their choice), but never silently.
+    hooks.on('kernel.booted', () => {
+      if (container.isRegistered(STREAM_REGISTRY, true)) warnSharedStorage(container.resolve<StreamRegistry>(STREAM_REGISTRY).list(), config, root, logger);
+    });
   },
   async shutdown({ container }) {
     await container.resolve<SourceRegistryImpl>(SOURCES).closeAll();
   },
 });
+
+/** One warning per pair of streams whose entries live in the same place (one inside the other). */
+function warnSharedStorage(definitions: StreamDefinition[], config: KernelConfig, root: string, logger: Logger): void {
+  const places = definitions.map((d) => ({ id: d.id, at: storageOf(d, config, root) })).filter((p): p is { id: string; at: string } => p.at !== undefined);
+  for (let i = 0; i < places.length; i++) {
+    for (let j = i + 1; j < places.length; j++) {
+      const a = places[i]!;
+      const b = places[j]!;
+      if (isInside(a.at, b.at) || isInside(b.at, a.at)) logger.warn({ streams: [a.id, b.id], paths: [a.at, b.at] }, 'two streams share storage: a write to one can change or remove the entries of the other');
+    }
+  }
+}

@@ -39,6 +39,8 @@ export class DefinitionBuilder {
 
   constructor(
     private readonly root: string,
+    /** The definitions folder: where imports of API payloads must stay. */
+    private readonly definitionsFolder: string,
     private readonly hooks: Hooks,
     private readonly defaults: NormalizeDefaults,
   ) {}
@@ -71,7 +73,7 @@ export class DefinitionBuilder {
 
     let resolvedFields: unknown;
     try {
-      resolvedFields = await resolveFieldImports(stored.fields, this.root);
+      resolvedFields = await resolveFieldImports(stored.fields, { root: this.root, confine: input.origin === 'api' ? this.definitionsFolder : undefined });
     } catch (error) {
       if (error instanceof DefinitionIssue) throw new DefinitionProblems([{ path: error.path, message: error.message }], input.file);
       throw error;

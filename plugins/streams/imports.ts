@@ -16,13 +16,31 @@ export function isImport(value: unknown): value is string {
   return typeof value === 'string' && importPattern.test(value);
 }
 
-/** Read an `@path.json` import relative to the app root; refuse anything outside the root. */
-async function readImport(spec: string, root: string, where: string): Promise<unknown> {
+/** Where imports may point: the application root (files), or only the definitions folder (API payloads). */
+export interface ImportScope {
+  root: string;
+  /** When set, the import must also lie inside this folder. */
+  confine?: string;
+}
+
+function inside(folder: string, file: string): boolean {
+  const relative = path.relative(folder, file);
+  return !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+/**
+ * Read an `@path.json` import relative to the app root; refuse anything outside the root
+ * (and, for API payloads, outside the definitions folder: a client must not read the config
+ * file's tokens into a definition). Errors never quote the file's content.
+ */
+async function readImport(spec: string, scope: ImportScope, where: string): Promise<unknown> {
   const relative = spec.slice(1);
-  const file = path.resolve(root, relative);
-  const inside = path.relative(root, file);
-  if (inside.startsWith('..') || path.isAbsolute(inside)) {
+  const file = path.resolve(scope.root, relative);
+  if (!inside(scope.root, file)) {
     throw new DefinitionIssue(where, `import "${spec}" points outside the application root`);
+  }
+  if (scope.confine !== undefined && !inside(scope.confine, file)) {
+    throw new DefinitionIssue(where, `import "${spec}" must stay inside the definitions folder when set over the API`);
   }
   let text: string;
   try {
@@ -32,8 +50,9 @@ async function readImport(spec: string, root: string, where: string): Promise<un
   }
   try {
     return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new DefinitionIssue(where, `import "${spec}" is not valid JSON: ${(error as Error).message}`);
+  } catch {
+    // Not the parser's message: it quotes the text, and the file may hold secrets.
+    throw new DefinitionIssue(where, `import "${spec}" is not valid JSON`);
   }
 }
 
@@ -42,15 +61,15 @@ async function readImport(spec: string, root: string, where: string): Promise<un
  * file. Returns a new fields value; the raw definition is left untouched so it can be
  * written back as the author wrote it.
  */
-export async function resolveFieldImports(fields: unknown, root: string): Promise<unknown> {
-  if (isImport(fields)) fields = await readImport(fields, root, '/fields');
+export async function resolveFieldImports(fields: unknown, scope: ImportScope): Promise<unknown> {
+  if (isImport(fields)) fields = await readImport(fields, scope, '/fields');
   if (Array.isArray(fields)) {
-    return Promise.all(fields.map((field, index) => (isImport(field) ? readImport(field, root, `/fields/${index}`) : field)));
+    return Promise.all(fields.map((field, index) => (isImport(field) ? readImport(field, scope, `/fields/${index}`) : field)));
   }
   if (fields && typeof fields === 'object') {
     const out: Record<string, unknown> = {};
     for (const [handle, field] of Object.entries(fields)) {
-      out[handle] = isImport(field) ? await readImport(field, root, `/fields/${handle}`) : field;
+      out[handle] = isImport(field) ? await readImport(field, scope, `/fields/${handle}`) : field;
     }
     return out;
   }

@@ -59,7 +59,7 @@ export class DefinitionRegistry implements StreamRegistry {
     private readonly logger: Logger,
   ) {
     this.metaId = settings.metaId;
-    this.builder = new DefinitionBuilder(settings.root, hooks, {
+    this.builder = new DefinitionBuilder(settings.root, settings.path, hooks, {
       defaultSource: settings.defaultSource,
       defaultFormat: settings.defaultFormat,
     });
