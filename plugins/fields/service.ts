@@ -69,6 +69,9 @@ function forbiddenKeyIn(value: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
+/** A number as JSON writes it (`1.5`, `-3`; not `01`, `1.`, `1e3`): an undeclared nested filter value read as a number. */
+const CANONICAL_NUMBER = /^-?(0|[1-9]\d{0,15})(\.\d{1,15})?$/;
+
 export class FieldsRegistry implements FieldsService {
   private readonly types = new Map<string, FieldType>();
   private readonly rules = new Map<string, RuleDefinition>();
@@ -332,8 +335,16 @@ export class FieldsRegistry implements FieldsService {
   castFilterValue(stream: StreamDefinition, field: string, value: unknown, operator?: string): unknown {
     const plan = this.plan(stream);
     const target = this.filterTarget(plan, field);
-    if (!target) return value;
     const op = operator?.toUpperCase();
+    if (!target) {
+      // A path into a declared field with no declared type at its end (`where[ob.lat]=1.5` on a
+      // plain `object`): a number written as JSON writes it is read as that number, as the
+      // stored value is one; anything else stays text. Declare `properties` to be exact.
+      const dot = field.indexOf('.');
+      if (dot <= 0 || !plan.byHandle.has(field.slice(0, dot)) || op === 'LIKE' || op === 'NOT LIKE') return value;
+      const loose = (v: unknown): unknown => (typeof v === 'string' && CANONICAL_NUMBER.test(v) ? Number(v) : v);
+      return Array.isArray(value) ? value.map(loose) : loose(value);
+    }
     if (op === 'LIKE' || op === 'NOT LIKE') return Array.isArray(value) ? value.map((v) => String(v)) : String(value);
     const { definition, type } = target;
     const one = (v: unknown): unknown => {
