@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { checkInjectedFault, storageError, storageWritten } from './storage-health.js';
 
 /**
  * Durable file primitives shared by every writer (definitions, filebase, file, self).
@@ -30,6 +31,16 @@ export function isTempFile(name: string): boolean {
  * Callers batching several files share that one folder fsync.
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+  try {
+    checkInjectedFault();
+    await writeAtomic(file, data);
+  } catch (error) {
+    throw storageError(error);
+  }
+  storageWritten();
+}
+
+async function writeAtomic(file: string, data: string | Uint8Array): Promise<void> {
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w', 0o644);
   try {
@@ -67,19 +78,32 @@ export async function ensureDirDurable(dir: string): Promise<void> {
 
 export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file);
-  await ensureDirDurable(dir);
+  try {
+    await ensureDirDurable(dir);
+  } catch (error) {
+    throw storageError(error);
+  }
   await writeFileAtomic(file, data);
-  await fsyncDir(dir);
+  try {
+    await fsyncDir(dir);
+  } catch (error) {
+    throw storageError(error);
+  }
 }
 
 /** Remove a file durably; a missing file is not an error (the goal state holds). */
 export async function removeFileDurable(file: string): Promise<boolean> {
   try {
+    checkInjectedFault();
     await unlink(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
+    throw storageError(error);
   }
-  await fsyncDir(path.dirname(file));
+  try {
+    await fsyncDir(path.dirname(file));
+  } catch (error) {
+    throw storageError(error);
+  }
   return true;
 }

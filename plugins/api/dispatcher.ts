@@ -137,7 +137,8 @@ export class InterfaceDispatcher {
   }
 
   private fromError(request: ApiRequest, error: unknown): HttpReply {
-    if (isAppError(error)) return { status: error.status, body: errorEnvelope(this.errorLinks(request), error.errors) };
+    // A 500 is a failure of ours, whatever threw it: its detail goes to the log under the request id.
+    if (isAppError(error) && error.status !== 500) return { status: error.status, headers: error.headers, body: errorEnvelope(this.errorLinks(request), error.errors) };
     this.logger.error({ err: error, requestId: request.id, method: request.method, path: request.path }, 'API request failed');
     return this.error(request, 500, 'Internal Server Error');
   }

@@ -1,4 +1,4 @@
-import { definePlugin, type PluginContext } from '../../kernel/index.js';
+import { definePlugin, storageFailure, type PluginContext } from '../../kernel/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { FIELDS, type FieldsService } from '../fields/index.js';
 import { HTTP_SERVER, type HttpServer } from '../http/index.js';
@@ -57,6 +57,8 @@ export const apiPlugin = definePlugin({
     }
     server.setTransportReplyDecorator(transportReplyDecorator(setups, service.errorLinks));
     server.addReadinessCheck('entries', () => endpointContext.entries.ready());
+    // Not ready while the data folder refuses writes (disk full, read-only), until one succeeds.
+    server.addReadinessCheck('storage', () => storageFailure() === undefined);
   },
   async shutdown(context) {
     // The transport drains requests; then every write the API started must be durable.

@@ -186,7 +186,8 @@ export abstract class HttpServerCore implements HttpServer {
   }
 
   protected errorReply(error: unknown, request: TransportRequest): HttpReply {
-    if (isAppError(error)) {
+    // A 500 is a failure of ours, whatever threw it: its detail goes to the log, never to the client.
+    if (isAppError(error) && error.status !== 500) {
       const reply: HttpReply = { status: error.status, body: `{"errors":${JSON.stringify(error.errors)},"links":{},"meta":{},"data":null}` };
       if (error.headers !== undefined) reply.headers = error.headers;
       return reply;

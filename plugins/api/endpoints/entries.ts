@@ -166,7 +166,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     (handler: EndpointHandler, withPayload = false): EndpointHandler =>
     (request) =>
       handler(request).catch((error: unknown) => {
-        if (!isAppError(error)) throw error;
+        if (!isAppError(error) || error.status === 500) throw error;
         return errorReply(request, error, withPayload);
       });
 
