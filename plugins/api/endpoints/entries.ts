@@ -60,11 +60,17 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     let out = '';
     const root = `${urls.base}${request.api.prefix}/`;
     const single = context.fields.links(definition, entry);
+    // A related stream deleted with ?force=true (or by hand) leaves values without links.
+    const gone = (handle: string): boolean => {
+      const relation = stream.relations.find((r) => r.handle === handle);
+      return relation !== undefined && context.registry.get(relation.stream) === undefined;
+    };
     for (const handle of Object.keys(single)) {
-      if (RESERVED_LINKS.has(handle) || fieldOf(definition, handle)?.protected === true) continue;
+      if (RESERVED_LINKS.has(handle) || fieldOf(definition, handle)?.protected === true || gone(handle)) continue;
       out += `,${json(handle)}:${json(root + single[handle]!)}`;
     }
     for (const relation of stream.relations) {
+      if (gone(relation.handle)) continue;
       const value = entry[relation.handle];
       if (!relation.multiple || !Array.isArray(value) || value.length === 0 || single[relation.handle] !== undefined) continue;
       const key = encodeURIComponent(relation.keyName);

@@ -103,8 +103,34 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
     },
     async 'streams.delete'(request) {
       const id = request.params.stream!;
-      if (!ID.test(id) || !(await context.registry.remove(id))) throw new NotFoundError(`Stream [${id}] not found.`);
+      if (!ID.test(id) || context.registry.get(id) === undefined) throw new NotFoundError(`Stream [${id}] not found.`);
+      const force = new URLSearchParams(request.query).get('force') === 'true';
+      const { children, relations } = dependentsOf(context.registry.list(), id);
+      // A child cannot be built without its parent (its next boot would fail): never forced.
+      if (children.length > 0 || (relations.length > 0 && !force)) {
+        const errors = [
+          ...children.map((child) => ({ message: `Stream [${child}] extends [${id}]: delete or change it first.`, meta: { field: `${child}.extends`, rule: 'dependents' } })),
+          ...(force ? [] : relations.map((at) => ({ message: `${at} relates to [${id}]: delete it first, or send ?force=true to keep its values without links.`, meta: { field: at, rule: 'dependents' } }))),
+        ];
+        throw new ValidationError(errors);
+      }
+      if (!(await context.registry.remove(id))) throw new NotFoundError(`Stream [${id}] not found.`);
       return { status: 204 };
     },
   };
+}
+
+/** Who names stream `id`: children that extend it, and `stream.field` relationships to it. */
+function dependentsOf(definitions: StreamDefinition[], id: string): { children: string[]; relations: string[] } {
+  const children: string[] = [];
+  const relations: string[] = [];
+  for (const other of definitions) {
+    if (other.id === id) continue;
+    if (other.extends === id) children.push(other.id);
+    for (const field of other.fields) {
+      const related = field.config.related;
+      if (related === id || (Array.isArray(related) && related.includes(id))) relations.push(`${other.id}.${field.handle}`);
+    }
+  }
+  return { children, relations };
 }
