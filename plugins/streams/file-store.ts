@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, isTempFile, readTextFile, removeFileDurable, writeFileDurable } from '../../kernel/index.js';
+import { ConfigError, isTempFile, readTextFile, removeFileDurable, ValidationError, writeFileDurable } from '../../kernel/index.js';
 import type { DefinitionStore } from './contracts.js';
 
 /** Locate a JSON syntax error as line:column for the operator. */
@@ -58,6 +58,12 @@ export class FileDefinitionStore implements DefinitionStore {
 
   async save(id: string, raw: Record<string, unknown>): Promise<string> {
     const file = this.fileOf(id);
+    // `x.json` may hold another stream (its own `id` wins over the file name): never overwrite it.
+    for (const [other, at] of this.files) {
+      if (at === file && other !== id) {
+        throw new ValidationError([{ message: `The file ${path.basename(file)} holds stream [${other}]; choose another id for this stream.`, meta: { field: 'id', rule: 'unique' } }]);
+      }
+    }
     await writeFileDurable(file, `${JSON.stringify(raw, null, 2)}\n`);
     this.files.set(id, file);
     return file;

@@ -6,7 +6,8 @@ import { hasKey } from '../key-from-name.js';
 import { resolveInRoot } from '../paths.js';
 import { SingleFileSource } from '../single-file-source.js';
 import { decodeCsv, encodeCsv } from './csv-codec.js';
-import { decodeJsonEntries, encodeJsonEntries, type JsonShape } from './json-codec.js';
+import { decodeJsonEntries, encodeJsonEntries, type JsonShape, type KeptItem } from './json-codec.js';
+import { keyId } from '../criteria/values.js';
 
 /**
  * `file`: the whole stream in one file, `config.source.file` (default
@@ -17,6 +18,8 @@ export class FileSource extends SingleFileSource {
   readonly type = 'file';
   readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
   private shape: JsonShape = 'list';
+  /** Items of the file that are not served entries (no key, not objects, duplicate keys): written back as they were. */
+  private kept: KeptItem[] = [];
 
   constructor(
     definition: StreamDefinition,
@@ -46,20 +49,31 @@ export class FileSource extends SingleFileSource {
   protected decode(text: string | undefined): Entry[] {
     if (text === undefined || text.trim() === '') return [];
     const skip = (why: string): void => this.logger.warn({ path: this.file }, `skipping an entry: ${why}`);
+    this.kept = [];
     if (this.format === 'csv') {
+      const seen = new Set<string>();
       return decodeCsv(text).filter((entry) => {
-        if (hasKey(entry[this.keyName])) return true;
-        skip(`a row has no ${this.keyName}`);
+        if (hasKey(entry[this.keyName]) && !seen.has(keyId(entry[this.keyName]))) {
+          seen.add(keyId(entry[this.keyName]));
+          return true;
+        }
+        if (hasKey(entry[this.keyName])) {
+          this.kept.push({ raw: entry });
+          skip(`a second row for ${this.keyName} ${String(entry[this.keyName])} (kept in the file, not served)`);
+          return false;
+        }
+        this.kept.push({ raw: entry });
+        skip(`a row has no ${this.keyName} (kept in the file, not served)`);
         return false;
       });
     }
-    const decoded = decodeJsonEntries(JSON.parse(text) as unknown, this.definition, skip);
+    const decoded = decodeJsonEntries(JSON.parse(text) as unknown, this.definition, skip, this.kept);
     this.shape = decoded.shape;
     return decoded.entries;
   }
 
   protected encode(entries: Entry[]): string {
-    if (this.format === 'csv') return encodeCsv(entries, this.keyName);
-    return `${JSON.stringify(encodeJsonEntries(entries, this.shape, this.keyName), null, 2)}\n`;
+    if (this.format === 'csv') return encodeCsv([...entries, ...this.kept.map((k) => k.raw as Entry)], this.keyName);
+    return `${JSON.stringify(encodeJsonEntries(entries, this.shape, this.keyName, this.kept), null, 2)}\n`;
   }
 }

@@ -28,6 +28,8 @@ export class FilebaseSource extends MemorySource {
   private readonly writer: DirectoryWriter;
   /** Entries whose file is not `<key>.<ext>` (PHP files with a key stored inside). */
   private readonly fileNames = new Map<string, string>();
+  /** Keys found in more than one file at load, with those files. */
+  private readonly duplicates = new Map<string, string[]>();
 
   constructor(definition: StreamDefinition, logger: Logger, folder: string, format: string) {
     super(definition, logger);
@@ -86,7 +88,28 @@ export class FilebaseSource extends MemorySource {
         return undefined;
       }
     });
+    // Two files naming one key (`1.json` and `one.json` both with id 1): one is served, and a
+    // write would go to one file while the next boot may read the other. Writes to such a key
+    // are refused until an operator removes one of the files.
+    const byKey = new Map<string, string[]>();
+    loaded.forEach((entry, index) => {
+      if (entry === undefined) return;
+      const id = keyId(entry[this.keyName]);
+      byKey.set(id, [...(byKey.get(id) ?? []), wanted[index]!]);
+    });
+    this.duplicates.clear();
+    for (const [id, files] of byKey) {
+      if (files.length < 2) continue;
+      this.duplicates.set(id, files);
+      this.logger.warn({ key: id, files }, 'one entry key in several files: its writes are refused until one file is removed');
+    }
     return loaded.filter((e): e is Entry => e !== undefined);
+  }
+
+  /** A key stored in several files cannot be written safely (see loadAll). */
+  private assertSingleFile(id: string): void {
+    const files = this.duplicates.get(id);
+    if (files) throw new AppError(409, `Entry [${id}] is stored in several files (${files.join(', ')}): remove all but one before writing it.`);
   }
 
   protected override originOf(entry: Entry): string {
@@ -102,10 +125,12 @@ export class FilebaseSource extends MemorySource {
   }
 
   protected async persistPut(id: string, entry: Entry): Promise<void> {
+    this.assertSingleFile(id);
     await this.writer.write(this.fileOf(id), this.codec.stringify(entry));
   }
 
   protected async persistDelete(id: string): Promise<void> {
+    this.assertSingleFile(id);
     await this.writer.remove(this.fileOf(id));
     this.fileNames.delete(id);
   }
