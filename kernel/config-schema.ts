@@ -98,6 +98,17 @@ export const configSchema = {
         /** Where the definitions themselves live (issue 6: `database` for multi-node). */
         source: { type: 'object', default: { type: 'filebase' }, required: ['type'], properties: { type: { type: 'string' } } },
         poll_interval_ms: { type: 'integer', minimum: 100, default: 2000 },
+        /** Byte budgets of the in-memory caches (hostile input must not grow memory without bound). */
+        caches: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            match_bytes: { type: 'integer', minimum: 0, default: 8 * 1024 * 1024 },
+            results_bytes: { type: 'integer', minimum: 0, default: 8 * 1024 * 1024 },
+            replies_bytes: { type: 'integer', minimum: 0, default: 32 * 1024 * 1024 },
+          },
+        },
       },
     },
     log: {
@@ -217,6 +228,8 @@ export interface KernelConfig {
     timezone: string;
     source: { type: string; [key: string]: unknown };
     poll_interval_ms: number;
+    /** Per stream: filtered-match lists, cached query results (`config.cache`); per API: reply bodies. */
+    caches: { match_bytes: number; results_bytes: number; replies_bytes: number };
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
   plugins: Array<string | PluginEntryConfig>;

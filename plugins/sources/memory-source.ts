@@ -28,7 +28,7 @@ export abstract class MemorySource implements Source {
   private keyOrdered: Entry[] = [];
   private readonly sorted = new Map<string, Entry[]>();
   /** Ordered matches of recent filtered queries, dropped on every write. */
-  private readonly matches = new MatchCache();
+  private matches = new MatchCache();
   private loading: Promise<void> | undefined;
   private loaded = false;
   private closed = false;
@@ -53,6 +53,12 @@ export abstract class MemorySource implements Source {
   /** Load only once `previous` resolved (see SourceContext.after). Returns this. */
   loadAfter(previous: Promise<void> | undefined): this {
     this.after = previous;
+    return this;
+  }
+
+  /** The byte budget of the filtered-match cache (`streams.caches.match_bytes`). Returns this. */
+  limitMatchCache(bytes: number): this {
+    this.matches = new MatchCache(bytes);
     return this;
   }
 

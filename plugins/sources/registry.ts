@@ -43,7 +43,7 @@ function computeFingerprint(definition: StreamDefinition): string {
 
 export class SourceRegistryImpl implements SourceRegistry {
   private readonly factories = new Map<string, SourceFactory>();
-  private readonly cacheStores = new Map<string, CacheStoreFactory>([['memory', () => new MemoryCacheStore()]]);
+  private readonly cacheStores = new Map<string, CacheStoreFactory>([['memory', () => new MemoryCacheStore(this.config.streams.caches.results_bytes)]]);
   private reviver: EntryReviver | undefined;
   private readonly sources = new Map<string, Opened>();
   /** Sources being retired, by stream: their writes finish before a replacement loads. */
@@ -148,7 +148,10 @@ export class SourceRegistryImpl implements SourceRegistry {
       after: this.retiring.get(definition.id),
       definitions: this.definitions,
     });
-    if (this.reviver !== undefined && source instanceof MemorySource) source.reviveWith(this.reviver);
+    if (source instanceof MemorySource) {
+      source.limitMatchCache(this.config.streams.caches.match_bytes);
+      if (this.reviver !== undefined) source.reviveWith(this.reviver);
+    }
     const cache = definition.config.cache;
     if (!cache?.enabled) return source;
     const storeName = cache.store ?? 'memory';

@@ -85,7 +85,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
    * mutated, on every write, so "same entry objects, same definition, same URL" means
    * the same bytes: the hot path then skips building the envelope and hashing it.
    */
-  const replies = new ReplyCache();
+  const replies = new ReplyCache(config.streams.caches.replies_bytes);
 
   /** One entry in the envelope; 201 replies carry `links.location` and a Location header. */
   const one = (request: ApiRequest, definition: StreamDefinition, entry: EntryAttributes, status: number, payload?: Record<string, unknown>): HttpReply => {
