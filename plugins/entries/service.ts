@@ -14,7 +14,8 @@ import {
   type WhereClause,
 } from '../sources/index.js';
 import { fieldOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
-import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep } from './contracts.js';
+import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, WriteCondition } from './contracts.js';
+import { checkCondition, entryVersion } from './preconditions.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
 import { castKey, keyNameOf, keyStrategy, newUuid } from './keys.js';
@@ -113,7 +114,11 @@ export class EntriesServiceImpl implements EntriesService {
     this.readMethods.register(name, method);
   }
 
-  async create(stream: string, input: EntryAttributes): Promise<EntryAttributes> {
+  versionOf(entry: EntryAttributes): string {
+    return entryVersion(entry);
+  }
+
+  async create(stream: string, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes> {
     const definition = this.deps.streams.require(stream);
     this.checkInput(input);
     const keyName = keyNameOf(definition);
@@ -122,7 +127,10 @@ export class EntriesServiceImpl implements EntriesService {
     const key = given === undefined || given === null || given === '' ? await this.generateKey(definition, source) : castKey(definition, given);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
-        if (await source.get(key)) {
+        await source.refresh?.();
+        const existing = await source.get(key);
+        checkCondition(condition, existing);
+        if (existing) {
           throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
         }
         return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined);
@@ -130,15 +138,21 @@ export class EntriesServiceImpl implements EntriesService {
     );
   }
 
-  replace(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
-    return this.update(stream, key, input, 'replace');
+  replace(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }> {
+    return this.update(stream, key, input, 'replace', condition);
   }
 
-  patch(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
-    return this.update(stream, key, input, 'patch');
+  patch(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }> {
+    return this.update(stream, key, input, 'patch', condition);
   }
 
-  private async update(stream: string, rawKey: unknown, input: EntryAttributes, mode: 'replace' | 'patch'): Promise<{ entry: EntryAttributes; created: boolean }> {
+  private async update(
+    stream: string,
+    rawKey: unknown,
+    input: EntryAttributes,
+    mode: 'replace' | 'patch',
+    condition?: WriteCondition,
+  ): Promise<{ entry: EntryAttributes; created: boolean }> {
     const definition = this.deps.streams.require(stream);
     this.checkInput(input);
     const keyName = keyNameOf(definition);
@@ -146,7 +160,11 @@ export class EntriesServiceImpl implements EntriesService {
     const source = this.source(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
+        // Catch up with an edit made on disk first: a PATCH merges into the current
+        // version and a stale If-Match is refused rather than applied blind.
+        await source.refresh?.();
         const existing = await source.get(key);
+        checkCondition(condition, existing);
         // The URL segment is the key (decisions: set on the payload as the entry key).
         const payload = { ...input, [keyName]: key };
         const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing);
@@ -155,14 +173,16 @@ export class EntriesServiceImpl implements EntriesService {
     );
   }
 
-  async delete(stream: string, rawKey: unknown): Promise<boolean> {
+  async delete(stream: string, rawKey: unknown, condition?: WriteCondition): Promise<boolean> {
     const definition = this.deps.streams.require(stream);
     const key = existingKey(definition, rawKey);
     if (key === undefined) return false;
     const source = this.source(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
+        await source.refresh?.();
         const existing = await source.get(key);
+        if (existing) checkCondition(condition, existing);
         if (!existing) return false;
         const payload: EntryHookPayload = { stream, key, entry: { ...existing }, original: existing };
         await runVetoHook(this.deps.hooks, 'entry.deleting', payload);
