@@ -58,13 +58,16 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     let out = '';
     const root = `${urls.base}${request.api.prefix}/`;
     const single = context.fields.links(definition, entry);
+    // A stream deleted with ?force=true leaves dangling values: they are served, unlinked.
+    const dangling = (handle: string): boolean => stream.relations.some((r) => r.handle === handle && !context.registry.has(r.stream));
     for (const handle of Object.keys(single)) {
-      if (RESERVED_LINKS.has(handle) || fieldOf(definition, handle)?.protected === true) continue;
+      if (RESERVED_LINKS.has(handle) || fieldOf(definition, handle)?.protected === true || dangling(handle)) continue;
       out += `,${json(handle)}:${json(root + single[handle]!)}`;
     }
     for (const relation of stream.relations) {
       const value = entry[relation.handle];
       if (!relation.multiple || !Array.isArray(value) || value.length === 0 || single[relation.handle] !== undefined) continue;
+      if (!context.registry.has(relation.stream)) continue;
       const key = encodeURIComponent(relation.keyName);
       const filter = value.map((v) => `where[${key}][]=${segment(v)}`).join('&');
       out += `,${json(relation.handle)}:${json(`${urls.streams}/${segment(relation.stream)}/entries?${filter}&constraint[${key}]=IN`)}`;
