@@ -52,7 +52,11 @@ export class EntriesServiceImpl implements EntriesService {
   readonly lookup: EntryLookup;
 
   constructor(private readonly deps: EntriesDependencies) {
-    this.lookup = { exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey) };
+    this.lookup = {
+      exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
+      // `default: increment` on a non-key integer field: the next number after the largest stored.
+      max: (stream, field) => this.maxOf(stream, field),
+    };
   }
 
   private source(definition: StreamDefinition): Source {
@@ -124,7 +128,20 @@ export class EntriesServiceImpl implements EntriesService {
     const keyName = keyNameOf(definition);
     const source = this.source(definition);
     const given = input[keyName];
-    const key = given === undefined || given === null || given === '' ? await this.generateKey(definition, source) : castKey(definition, given);
+    const generated = given === undefined || given === null || given === '';
+    const key = generated ? await this.generateKey(definition, source) : castKey(definition, given);
+    try {
+      return await this.createEntry(definition, source, key, input, condition);
+    } catch (error) {
+      // A failed create does not consume its number: give it back when no later one was handed out.
+      if (generated && typeof key === 'number' && this.counters.get(source) === key) this.counters.set(source, key - 1);
+      throw error;
+    }
+  }
+
+  private createEntry(definition: StreamDefinition, source: Source, key: EntryKey, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes> {
+    const stream = definition.id;
+    const keyName = keyNameOf(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
         await source.refresh?.();
@@ -266,6 +283,20 @@ export class EntriesServiceImpl implements EntriesService {
       if (typeof key === 'number' && Number.isInteger(key)) return key;
     }
     return undefined;
+  }
+
+  /** The largest integer value of a field (for `default: increment` on non-key fields). */
+  private async maxOf(stream: string, field: string): Promise<number | undefined> {
+    const definition = this.deps.streams.get(stream);
+    if (!definition) return undefined;
+    const name = assertFieldName(field);
+    const top = await this.source(definition).query({
+      where: [{ boolean: 'and', field: name, operator: 'NOT NULL', value: null }],
+      orderBy: [{ field: name, direction: 'desc' }],
+      limit: 1,
+    });
+    const value = top[0]?.[name];
+    return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
   }
 
   private async exists(stream: string, field: string, value: unknown, exceptKey?: unknown): Promise<boolean> {

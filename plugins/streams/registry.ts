@@ -187,9 +187,13 @@ export class DefinitionRegistry implements StreamRegistry {
   async replace(id: string, raw: Record<string, unknown>, guard?: DefinitionGuard): Promise<WriteResult> {
     const result = await this.lock.run('definitions', async () => {
       guard?.(this.definitions.get(id));
-      const created = !this.definitions.has(id);
+      const existing = this.definitions.get(id);
+      const created = !existing;
       const body = { ...raw };
       delete body.handle;
+      // A PUT without `data` replaces the definition, not the entries a `self` stream keeps
+      // in it (docs/sources.md); sending `data` (even []) replaces them.
+      if (!Object.hasOwn(body, 'data') && existing?.raw.data !== undefined) body.data = existing.raw.data;
       const definition = await this.buildForApi(body, id, true);
       await this.storeDefinition(definition);
       return { definition, created };
