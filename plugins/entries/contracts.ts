@@ -57,6 +57,16 @@ export type CriteriaReadMethod = (criteria: CriteriaBuilder, args: unknown[], co
  * received (a URL segment is a string) and cast by the key field's type. Every write
  * validates (409), runs the entry hooks, and is durable before it resolves.
  */
+/**
+ * A precondition of a write (RFC 9110 `If-Match` / `If-None-Match` as received), checked
+ * under the entry's write lock against the stored version, after the source caught up
+ * with its files on disk; a failed one is a 412 and changes nothing.
+ */
+export interface WriteCondition {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
 export interface EntriesService {
   find(stream: string, key: unknown): Promise<EntryAttributes | undefined>;
   /** Copies of `entries` with the named relations (`with`) attached; 400 for an unknown relation. */
@@ -64,11 +74,16 @@ export interface EntriesService {
   list(stream: string, query: ListQuery): Promise<ListResult>;
   /** Run read-only criteria steps (query endpoint); unknown or write methods: 400. */
   query(stream: string, steps: QueryStep[], page: number, perPage: number): Promise<ListResult>;
-  create(stream: string, input: EntryAttributes): Promise<EntryAttributes>;
-  replace(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }>;
-  patch(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }>;
+  create(stream: string, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes>;
+  replace(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }>;
+  patch(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }>;
   /** False when there was no such entry. */
-  delete(stream: string, key: unknown): Promise<boolean>;
+  delete(stream: string, key: unknown, condition?: WriteCondition): Promise<boolean>;
+  /**
+   * The strong ETag of an entry's stored version (a hash of the stored attributes,
+   * cached per stored object). `If-Match` of a write is compared with it.
+   */
+  versionOf(entry: EntryAttributes): string;
   /**
    * The API form of an entry as a JSON string, cached per stored entry until it changes
    * (the GET hot path writes it without re-serializing).

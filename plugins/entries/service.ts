@@ -14,7 +14,8 @@ import {
   type WhereClause,
 } from '../sources/index.js';
 import { fieldOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
-import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep } from './contracts.js';
+import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, WriteCondition } from './contracts.js';
+import { checkCondition, entryVersion } from './preconditions.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
 import { castKey, keyNameOf, keyStrategy, newUuid } from './keys.js';
@@ -53,6 +54,7 @@ export class EntriesServiceImpl implements EntriesService {
   constructor(private readonly deps: EntriesDependencies) {
     this.lookup = {
       exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
+      // `default: increment` on a non-key integer field: the next number after the largest stored.
       max: (stream, field) => this.maxOf(stream, field),
     };
   }
@@ -116,7 +118,11 @@ export class EntriesServiceImpl implements EntriesService {
     this.readMethods.register(name, method);
   }
 
-  async create(stream: string, input: EntryAttributes): Promise<EntryAttributes> {
+  versionOf(entry: EntryAttributes): string {
+    return entryVersion(entry);
+  }
+
+  async create(stream: string, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes> {
     const definition = this.deps.streams.require(stream);
     this.checkInput(input);
     const keyName = keyNameOf(definition);
@@ -124,32 +130,46 @@ export class EntriesServiceImpl implements EntriesService {
     const given = input[keyName];
     const generated = given === undefined || given === null || given === '';
     const key = generated ? await this.generateKey(definition, source) : castKey(definition, given);
-    const created = this.tracked(() =>
+    try {
+      return await this.createEntry(definition, source, key, input, condition);
+    } catch (error) {
+      // A failed create does not consume its number: give it back when no later one was handed out.
+      if (generated && typeof key === 'number' && this.counters.get(source) === key) this.counters.set(source, key - 1);
+      throw error;
+    }
+  }
+
+  private createEntry(definition: StreamDefinition, source: Source, key: EntryKey, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes> {
+    const stream = definition.id;
+    const keyName = keyNameOf(definition);
+    return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
-        if (await source.get(key)) {
+        await source.refresh?.();
+        const existing = await source.get(key);
+        checkCondition(condition, existing);
+        if (existing) {
           throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
         }
         return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined);
       }),
     );
-    if (!generated || typeof key !== 'number') return created;
-    // A refused create gives its number back (when no later create took the next one), so
-    // a 409 does not leave a hole in the sequence.
-    return created.catch((error: unknown) => {
-      if (this.counters.get(source) === key) this.counters.set(source, key - 1);
-      throw error;
-    });
   }
 
-  replace(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
-    return this.update(stream, key, input, 'replace');
+  replace(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }> {
+    return this.update(stream, key, input, 'replace', condition);
   }
 
-  patch(stream: string, key: unknown, input: EntryAttributes): Promise<{ entry: EntryAttributes; created: boolean }> {
-    return this.update(stream, key, input, 'patch');
+  patch(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }> {
+    return this.update(stream, key, input, 'patch', condition);
   }
 
-  private async update(stream: string, rawKey: unknown, input: EntryAttributes, mode: 'replace' | 'patch'): Promise<{ entry: EntryAttributes; created: boolean }> {
+  private async update(
+    stream: string,
+    rawKey: unknown,
+    input: EntryAttributes,
+    mode: 'replace' | 'patch',
+    condition?: WriteCondition,
+  ): Promise<{ entry: EntryAttributes; created: boolean }> {
     const definition = this.deps.streams.require(stream);
     this.checkInput(input);
     const keyName = keyNameOf(definition);
@@ -157,7 +177,11 @@ export class EntriesServiceImpl implements EntriesService {
     const source = this.source(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
+        // Catch up with an edit made on disk first: a PATCH merges into the current
+        // version and a stale If-Match is refused rather than applied blind.
+        await source.refresh?.();
         const existing = await source.get(key);
+        checkCondition(condition, existing);
         // The URL segment is the key (decisions: set on the payload as the entry key).
         const payload = { ...input, [keyName]: key };
         const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing);
@@ -166,14 +190,16 @@ export class EntriesServiceImpl implements EntriesService {
     );
   }
 
-  async delete(stream: string, rawKey: unknown): Promise<boolean> {
+  async delete(stream: string, rawKey: unknown, condition?: WriteCondition): Promise<boolean> {
     const definition = this.deps.streams.require(stream);
     const key = existingKey(definition, rawKey);
     if (key === undefined) return false;
     const source = this.source(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
+        await source.refresh?.();
         const existing = await source.get(key);
+        if (existing) checkCondition(condition, existing);
         if (!existing) return false;
         const payload: EntryHookPayload = { stream, key, entry: { ...existing }, original: existing };
         await runVetoHook(this.deps.hooks, 'entry.deleting', payload);
@@ -260,16 +286,18 @@ export class EntriesServiceImpl implements EntriesService {
     return undefined;
   }
 
-  /** The largest number stored in `field` (for a non-key `increment` default); undefined when none. */
+  /** The largest integer value of a field (for `default: increment` on non-key fields). */
   private async maxOf(stream: string, field: string): Promise<number | undefined> {
     const definition = this.deps.streams.get(stream);
     if (!definition) return undefined;
-    const top = await this.source(definition).query({ where: [{ boolean: 'and', field, operator: 'NOT NULL', value: null }], orderBy: [{ field, direction: 'desc' }] });
-    for (const entry of top) {
-      const value = entry[field];
-      if (typeof value === 'number' && Number.isFinite(value)) return value;
-    }
-    return undefined;
+    const name = assertFieldName(field);
+    const top = await this.source(definition).query({
+      where: [{ boolean: 'and', field: name, operator: 'NOT NULL', value: null }],
+      orderBy: [{ field: name, direction: 'desc' }],
+      limit: 1,
+    });
+    const value = top[0]?.[name];
+    return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
   }
 
   private async exists(stream: string, field: string, value: unknown, exceptKey?: unknown): Promise<boolean> {

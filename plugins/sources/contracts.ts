@@ -149,6 +149,12 @@ export interface Source {
    * in-process counter, which cannot see the keys another node handed out.
    */
   allocateIntegerKey?(): Promise<number>;
+  /**
+   * Optional: catch up with changes made to the store outside this server (a file edited
+   * on disk) before a conditional or merging write. Cheap when nothing changed (a stat).
+   * The entries layer calls it under the entry's lock before reading the current version.
+   */
+  refresh?(): Promise<void>;
   /** Optional: resolves once every write started so far is durable (graceful shutdown). */
   drain?(): Promise<void>;
 }

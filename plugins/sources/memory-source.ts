@@ -300,16 +300,24 @@ export abstract class MemorySource implements Source {
     }
   }
 
-  private applyPut(id: string, entry: Entry, previous: Entry | undefined): void {
+  private applyPut(id: string, entry: Entry, _previous: Entry | undefined): void {
     this.byKey.set(id, entry);
     this.sorted.clear();
     this.matches.clear();
+    // By position, not by `previous`: a disk change may have added or removed it meanwhile.
     const index = this.keyIndex(entry[this.keyName]);
-    if (previous) {
-      if (index.found) this.keyOrdered[index.at] = entry;
-    } else {
-      this.keyOrdered.splice(index.at, 0, entry);
-    }
+    if (index.found) this.keyOrdered[index.at] = entry;
+    else this.keyOrdered.splice(index.at, 0, entry);
+  }
+
+  /**
+   * File sync (#14): replace (or, with undefined, remove) one stored entry because its
+   * file changed on disk; nothing is persisted. Index maintenance hooks in here too.
+   */
+  protected replaceStored(id: string, entry: Entry | undefined): void {
+    const previous = this.byKey.get(id);
+    if (entry) this.applyPut(id, entry, previous);
+    else if (previous) this.applyDelete(id, previous);
   }
 
   private applyDelete(id: string, previous: Entry): void {

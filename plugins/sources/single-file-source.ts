@@ -1,3 +1,5 @@
+import { hash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { AppError, readTextFile, writeFileDurable, type Logger } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import type { Entry } from './contracts.js';
@@ -5,6 +7,21 @@ import { keyId } from './criteria/values.js';
 import { MemorySource } from './memory-source.js';
 
 type Change = { kind: 'put'; id: string; entry: Entry } | { kind: 'delete'; id: string } | { kind: 'truncate' };
+
+/** What the file looked like when this server last read or wrote it. */
+interface Fingerprint {
+  size: number;
+  mtimeMs: number;
+  /** Hash of the text; undefined when not known (then a stat change forces a compare of entries). */
+  hash?: string;
+}
+
+/** One entry that changed on disk outside this server (`entry` undefined: removed). */
+export interface DiskChange {
+  id: string;
+  entry: Entry | undefined;
+  previous: Entry | undefined;
+}
 
 interface Queued {
   change: Change;
@@ -23,6 +40,11 @@ export abstract class SingleFileSource extends MemorySource {
   private disk = new Map<string, Entry>();
   private queue: Queued[] = [];
   private flushing = false;
+  private seen: Fingerprint | undefined;
+  /** Serializes catching up with the disk and flushing (one file, one owner at a time). */
+  private diskChain: Promise<unknown> = Promise.resolve();
+  /** The text of the last invalid edit already logged (log each once). */
+  private loggedInvalid: string | undefined;
 
   constructor(
     definition: StreamDefinition,
@@ -54,6 +76,80 @@ export abstract class SingleFileSource extends MemorySource {
     await writeFileDurable(this.file, text);
   }
 
+  /** The file's text for catching up with disk edits (`self` reads its definition file here). */
+  protected readCurrent(): Promise<string | undefined> {
+    return this.readText();
+  }
+
+  private async fingerprint(text?: string): Promise<Fingerprint | undefined> {
+    if (!this.file) return undefined;
+    try {
+      const st = await stat(this.file);
+      return { size: st.size, mtimeMs: st.mtimeMs, hash: text === undefined ? undefined : hashOf(text) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.diskChain.then(task, task);
+    this.diskChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Catch up with an edit made to the file outside this server: size and mtime first (a
+   * stat), then the content hash, then entry by entry. Changed entries replace the ones
+   * in memory; the server's own writes are recognized by their fingerprint. An edit that
+   * cannot be parsed keeps the last good version (logged once) and blocks writes (409)
+   * until fixed, so the broken edit is never overwritten blind.
+   */
+  async refresh(): Promise<void> {
+    await this.open();
+    await this.exclusive(() => this.catchUp());
+  }
+
+  /** Changes found on disk since the last read or write (already applied in memory). */
+  protected async catchUp(): Promise<DiskChange[]> {
+    if (!this.file) return [];
+    const now = await this.fingerprint();
+    const seen = this.seen;
+    if (seen && now && now.size === seen.size && now.mtimeMs === seen.mtimeMs) return [];
+    if (!seen && !now) return [];
+    const text = await this.readCurrent();
+    const textHash = text === undefined ? undefined : hashOf(text);
+    if (seen?.hash !== undefined && textHash === seen.hash) {
+      this.seen = now && { ...now, hash: textHash };
+      return [];
+    }
+    let entries: Entry[];
+    try {
+      entries = await this.decode(text);
+    } catch (error) {
+      if (this.loggedInvalid !== textHash) {
+        this.loggedInvalid = textHash;
+        this.logger.error({ stream: this.definition.id, path: this.file, err: error }, 'the file was edited on disk and cannot be read: the last good version is kept');
+      }
+      throw new AppError(409, `The source file of stream [${this.definition.id}] was edited on disk and cannot be read; fix it before writing.`);
+    }
+    this.loggedInvalid = undefined;
+    const next = new Map<string, Entry>();
+    for (const entry of entries) {
+      const id = keyId(entry[this.keyName]);
+      if (!next.has(id)) next.set(id, entry);
+    }
+    const changes: DiskChange[] = [];
+    for (const [id, entry] of next) {
+      const previous = this.disk.get(id);
+      if (!previous || JSON.stringify(previous) !== JSON.stringify(entry)) changes.push({ id, entry, previous });
+    }
+    for (const [id, previous] of this.disk) if (!next.has(id)) changes.push({ id, entry: undefined, previous });
+    this.disk = next;
+    for (const change of changes) this.replaceStored(change.id, change.entry);
+    this.seen = now && { ...now, hash: textHash };
+    return changes;
+  }
+
   protected async loadAll(): Promise<Entry[]> {
     let entries: Entry[];
     try {
@@ -68,7 +164,22 @@ export abstract class SingleFileSource extends MemorySource {
       const id = keyId(entry[this.keyName]);
       if (!this.disk.has(id)) this.disk.set(id, entry);
     }
+    // Reading records the file's size and mtime, so a later edit on disk is noticed.
+    this.seen = this.loadReadsFile() ? await this.fingerprint() : undefined;
     return [...this.disk.values()];
+  }
+
+  /**
+   * Whether `loadAll` read the file just now. `self` decodes what the registry parsed at
+   * boot, maybe long before: its first catch-up then compares the file entry by entry.
+   */
+  protected loadReadsFile(): boolean {
+    return true;
+  }
+
+  /** Whether `writeText` writes exactly the encoded text (so its hash fingerprints the file). */
+  protected writesWholeText(): boolean {
+    return true;
   }
 
   protected persistPut(id: string, entry: Entry): Promise<void> {
@@ -96,15 +207,22 @@ export abstract class SingleFileSource extends MemorySource {
       while (this.queue.length > 0) {
         const batch = this.queue;
         this.queue = [];
-        const next = new Map(this.disk);
-        for (const { change } of batch) {
-          if (change.kind === 'put') next.set(change.id, change.entry);
-          else if (change.kind === 'delete') next.delete(change.id);
-          else next.clear();
-        }
         try {
-          await this.writeText(await this.encode([...next.values()]));
-          this.disk = next;
+          await this.exclusive(async () => {
+            // Apply the batch to the file as it is now, not as it was read: an edit made on
+            // disk meanwhile (other fields, other entries) is kept, never clobbered.
+            await this.catchUp();
+            const next = new Map(this.disk);
+            for (const { change } of batch) {
+              if (change.kind === 'put') next.set(change.id, change.entry);
+              else if (change.kind === 'delete') next.delete(change.id);
+              else next.clear();
+            }
+            const text = await this.encode([...next.values()]);
+            await this.writeText(text);
+            this.disk = next;
+            this.seen = await this.fingerprint(this.writesWholeText() ? text : undefined);
+          });
           for (const q of batch) q.resolve();
         } catch (error) {
           for (const q of batch) q.reject(error);
@@ -114,4 +232,8 @@ export abstract class SingleFileSource extends MemorySource {
       this.flushing = false;
     }
   }
+}
+
+function hashOf(text: string): string {
+  return hash('sha1', text, 'base64url');
 }

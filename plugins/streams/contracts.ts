@@ -37,6 +37,12 @@ export interface DefinitionStore {
 
 export type DefinitionStoreFactory = (context: { id: string; root: string; path: string }) => DefinitionStore;
 
+/**
+ * A precondition of a definition write, called under the registry's write lock with the
+ * stored definition (undefined: none). Throw (e.g. a 412 AppError) to refuse the write.
+ */
+export type DefinitionGuard = (current: StreamDefinition | undefined) => void;
+
 export interface WriteResult {
   definition: StreamDefinition;
   created: boolean;
@@ -57,11 +63,17 @@ export interface StreamRegistry {
   /** POST: 409 when the id exists. */
   create(raw: Record<string, unknown>): Promise<StreamDefinition>;
   /** PUT: replace (created = true when it did not exist). */
-  replace(id: string, raw: Record<string, unknown>): Promise<WriteResult>;
+  replace(id: string, raw: Record<string, unknown>, guard?: DefinitionGuard): Promise<WriteResult>;
   /** PATCH: merge top-level keys (created = true when it did not exist). */
-  merge(id: string, raw: Record<string, unknown>): Promise<WriteResult>;
-  /** DELETE: removes the definition only; entries stay on disk. False when unknown. */
-  remove(id: string): Promise<boolean>;
+  merge(id: string, raw: Record<string, unknown>, guard?: DefinitionGuard): Promise<WriteResult>;
+  /**
+   * DELETE: removes the definition only; entries stay on disk. False when unknown. Unless
+   * `force`, a stream that other streams' relationship fields or `extends` name is kept
+   * and a 409 names each dependent `stream.field`.
+   */
+  remove(id: string, options?: { guard?: DefinitionGuard; force?: boolean }): Promise<boolean>;
+  /** `stream.field` (or `stream.extends`) of every other definition that names this stream. */
+  dependentsOf(id: string): string[];
   /**
    * Replace a definition's inline `data` durably (the `self` source's writes), serialized
    * with the other definition writes so neither loses the other's change. NotFoundError

@@ -12,11 +12,13 @@ export type {
 } from './types.js';
 export { fieldOf } from './types.js';
 export { definitionToJson } from './serialize.js';
+export { definitionVersion } from './version.js';
 export { titleCase } from './normalize.js';
 export { ID_PATTERN, FIELD_HANDLE_PATTERN, TYPE_PATTERN, CLASS_NAME_PATTERN } from './definition-schema.js';
 export type {
   CheckContext,
   DefinitionCheck,
+  DefinitionGuard,
   DefinitionProblem,
   DefinitionStore,
   DefinitionStoreFactory,

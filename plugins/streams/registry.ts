@@ -1,4 +1,5 @@
 import {
+  AppError,
   ConfigError,
   KeyedLock,
   NotFoundError,
@@ -9,6 +10,7 @@ import {
 } from '../../kernel/index.js';
 import type {
   DefinitionCheck,
+  DefinitionGuard,
   DefinitionStore,
   DefinitionStoreFactory,
   StreamRegistry,
@@ -182,11 +184,16 @@ export class DefinitionRegistry implements StreamRegistry {
     return definition;
   }
 
-  async replace(id: string, raw: Record<string, unknown>): Promise<WriteResult> {
+  async replace(id: string, raw: Record<string, unknown>, guard?: DefinitionGuard): Promise<WriteResult> {
     const result = await this.lock.run('definitions', async () => {
-      const created = !this.definitions.has(id);
+      guard?.(this.definitions.get(id));
+      const existing = this.definitions.get(id);
+      const created = !existing;
       const body = { ...raw };
       delete body.handle;
+      // A PUT without `data` replaces the definition, not the entries a `self` stream keeps
+      // in it (docs/sources.md); sending `data` (even []) replaces them.
+      if (!Object.hasOwn(body, 'data') && existing?.raw.data !== undefined) body.data = existing.raw.data;
       const definition = await this.buildForApi(body, id, true);
       await this.storeDefinition(definition);
       return { definition, created };
@@ -195,9 +202,10 @@ export class DefinitionRegistry implements StreamRegistry {
     return result;
   }
 
-  async merge(id: string, raw: Record<string, unknown>): Promise<WriteResult> {
+  async merge(id: string, raw: Record<string, unknown>, guard?: DefinitionGuard): Promise<WriteResult> {
     const result = await this.lock.run('definitions', async () => {
       const existing = this.definitions.get(id);
+      guard?.(existing);
       const merged = { ...(existing?.raw ?? {}), ...raw };
       delete merged.handle;
       const definition = await this.buildForApi(merged, id, true);
@@ -208,9 +216,33 @@ export class DefinitionRegistry implements StreamRegistry {
     return result;
   }
 
-  async remove(id: string): Promise<boolean> {
+  dependentsOf(id: string): string[] {
+    const out: string[] = [];
+    for (const definition of this.list()) {
+      if (definition.id === id) continue;
+      if (definition.extends === id) out.push(`${definition.id}.extends`);
+      for (const field of definition.fields) {
+        const related = field.config.related;
+        if (related === id || (Array.isArray(related) && related.includes(id))) out.push(`${definition.id}.${field.handle}`);
+      }
+    }
+    return out;
+  }
+
+  async remove(id: string, options: { guard?: DefinitionGuard; force?: boolean } = {}): Promise<boolean> {
     const removed = await this.lock.run('definitions', async () => {
       if (!this.definitions.has(id)) return false;
+      options.guard?.(this.definitions.get(id));
+      if (!options.force) {
+        const dependents = this.dependentsOf(id);
+        if (dependents.length > 0) {
+          throw new AppError(
+            409,
+            `Stream [${id}] is referenced by ${dependents.join(', ')}; change those first or delete with ?force=true.`,
+            dependents.map((d) => ({ message: `Stream [${id}] is referenced by ${d}.`, meta: { field: d, rule: 'referenced' } })),
+          );
+        }
+      }
       await this.store!.remove(id);
       this.definitions.delete(id);
       this.sorted = undefined;

@@ -28,6 +28,7 @@ export function definitionsRegistry(definitions: StreamDefinition[]): StreamRegi
     replace: unsupported,
     merge: unsupported,
     remove: unsupported,
+    dependentsOf: () => [],
     updateData: unsupported,
     addCheck: () => undefined,
     registerStore: () => undefined,

@@ -1,4 +1,5 @@
 import { isAppError, NotFoundError, type AppError } from '../../../kernel/index.js';
+import type { WriteCondition } from '../../entries/index.js';
 import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
 import type { HttpReply } from '../../http/index.js';
 import { fieldOf, type StreamDefinition } from '../../streams/index.js';
@@ -18,6 +19,14 @@ interface StreamInfo {
   idSegment: string;
   /** Relationship fields that may get a link (not protected, not shadowing a standard link). */
   relations: RelationInfo[];
+}
+
+/** `If-Match` / `If-None-Match` of a write, checked by the entries layer under the entry's lock. */
+function conditionOf(request: ApiRequest): WriteCondition | undefined {
+  const ifMatch = request.headers['if-match'];
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
+  return { ifMatch, ifNoneMatch };
 }
 
 /** The entry endpoints and the query endpoint. */
@@ -102,12 +111,14 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
         ? `{"parameters":${parameters},"stream":${stream.idJson}}`
         : `{"parameters":${parameters},"stream":${stream.idJson},"payload":${json(maskedPayload(definition, payload))}}`;
     const body = envelope(`{${links}}`, meta, context.entries.toJson(definition, entry));
+    // The ETag of one entry is its stored version (not a hash of these bytes), so the tag a
+    // client read is the one `If-Match` compares with, whatever URL or links it came with.
+    const etag = context.entries.versionOf(entry);
     if (status === 200 && payload === undefined) {
-      const etag = etagOf(body);
       replies.remember(request, urls.base, definition, [entry], 1, body, etag);
       return conditionalReply(request, body, undefined, etag);
     }
-    return { status, body, headers: status === 201 ? [['Location', entryUrl]] : undefined };
+    return { status, body, headers: status === 201 ? [['Location', entryUrl], ['ETag', etag]] : [['ETag', etag]] };
   };
 
   const list = (request: ApiRequest, definition: StreamDefinition, found: EntryAttributes[], total: number, page: number, perPage: number): HttpReply => {
@@ -141,7 +152,9 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     const key = request.params.entry!;
     // The URL segment is the entry key, whatever the body says (spec: "set on the payload").
     const input: EntryAttributes = { ...payload, [definition.config.key_name]: key };
-    const result = mode === 'replace' ? await context.entries.replace(definition.id, key, input) : await context.entries.patch(definition.id, key, input);
+    const condition = conditionOf(request);
+    const result =
+      mode === 'replace' ? await context.entries.replace(definition.id, key, input, condition) : await context.entries.patch(definition.id, key, input, condition);
     return one(request, definition, result.entry, result.created ? 201 : 200, payload);
   };
 
@@ -199,7 +212,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     async 'entries.store'(request) {
       const definition = context.registry.require(request.params.stream!);
       const payload = await payloadOf(request);
-      const entry = await context.entries.create(definition.id, { ...payload });
+      const entry = await context.entries.create(definition.id, { ...payload }, conditionOf(request));
       return one(request, definition, entry, 201, payload);
     },
     'entries.update': (request) => write(request, 'replace'),
@@ -207,7 +220,7 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     async 'entries.delete'(request) {
       const definition = context.registry.require(request.params.stream!);
       const key = request.params.entry!;
-      if (!(await context.entries.delete(definition.id, key))) throw new NotFoundError(`Entry [${key}] not found.`);
+      if (!(await context.entries.delete(definition.id, key, conditionOf(request)))) throw new NotFoundError(`Entry [${key}] not found.`);
       return { status: 204 };
     },
     async 'entries.query'(request) {

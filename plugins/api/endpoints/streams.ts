@@ -1,7 +1,7 @@
-import { BadRequestError, NotFoundError, ValidationError } from '../../../kernel/index.js';
+import { AppError, BadRequestError, NotFoundError, ValidationError } from '../../../kernel/index.js';
 import type { OrderClause, WhereClause } from '../../entries/index.js';
 import { compareEntries, compileWhere } from '../../sources/index.js';
-import { definitionToJson, ID_PATTERN, type StreamDefinition } from '../../streams/index.js';
+import { definitionToJson, definitionVersion, ID_PATTERN, type DefinitionGuard, type StreamDefinition } from '../../streams/index.js';
 import { conditionalReply, envelope } from '../envelope.js';
 import { paging, parseListQuery, parseSteps, stepToOrder, stepToWhere } from '../list-params.js';
 import type { ApiRequest, EndpointName } from '../contracts.js';
@@ -24,6 +24,26 @@ function assertWritableId(id: string): void {
   }
 }
 
+/**
+ * `If-Match` / `If-None-Match: *` of a definition write, checked by the registry under its
+ * write lock against the stored version (412 when stale; nothing changes).
+ */
+function guardOf(request: ApiRequest): DefinitionGuard | undefined {
+  const ifMatch = request.headers['if-match'];
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
+  return (current) => {
+    const tag = current === undefined ? undefined : definitionVersion(current);
+    if (ifMatch !== undefined) {
+      const holds = tag !== undefined && (ifMatch.trim() === '*' || ifMatch.split(',').some((t) => t.trim() === tag));
+      if (!holds) throw new AppError(412, 'The stream definition has changed since that version was read (If-Match); read it again and retry.');
+    }
+    if (ifNoneMatch !== undefined && ifNoneMatch.trim() === '*' && current !== undefined) {
+      throw new AppError(412, 'The stream already exists (If-None-Match).');
+    }
+  };
+}
+
 /** The stream-definition endpoints (meta.stream is the meta-stream, `core.streams` by default). */
 export function streamEndpoints(context: EndpointContext): Record<Extract<EndpointName, `streams.${string}`>, EndpointHandler> {
   const { config } = context;
@@ -41,8 +61,10 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}}`,
       json(definitionToJson(definition)),
     );
-    if (status === 200 && payload === undefined) return conditionalReply(request, body);
-    return { status, body, headers: status === 201 ? [['Location', `${urls.streams}/${segment(id)}`]] : undefined };
+    // The ETag is the stored version, so the tag read is the one `If-Match` compares with.
+    const etag = definitionVersion(definition);
+    if (status === 200 && payload === undefined) return conditionalReply(request, body, undefined, etag);
+    return { status, body, headers: status === 201 ? [['Location', `${urls.streams}/${segment(id)}`], ['ETag', etag]] : [['ETag', etag]] };
   };
 
   return {
@@ -91,14 +113,14 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       const id = request.params.stream!;
       assertWritableId(id);
       const payload = (await request.parsedBody()) ?? {};
-      const { definition, created } = await context.registry.replace(id, { ...payload });
+      const { definition, created } = await context.registry.replace(id, { ...payload }, guardOf(request));
       return one(request, definition, created ? 201 : 200, payload);
     },
     async 'streams.patch'(request) {
       const id = request.params.stream!;
       assertWritableId(id);
       const payload = (await request.parsedBody()) ?? {};
-      const { definition, created } = await context.registry.merge(id, { ...payload });
+      const { definition, created } = await context.registry.merge(id, { ...payload }, guardOf(request));
       return one(request, definition, created ? 201 : 200, payload);
     },
     async 'streams.delete'(request) {
@@ -114,7 +136,8 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
         ];
         throw new ValidationError(errors);
       }
-      if (!(await context.registry.remove(id))) throw new NotFoundError(`Stream [${id}] not found.`);
+      // Dependents were checked above (children never forced): the registry checks If-Match under its lock.
+      if (!(await context.registry.remove(id, { guard: guardOf(request), force: true }))) throw new NotFoundError(`Stream [${id}] not found.`);
       return { status: 204 };
     },
   };

@@ -38,9 +38,24 @@ export class SelfSource extends SingleFileSource {
     return undefined;
   }
 
-  protected decode(): Entry[] {
+  /** Catching up with a disk edit reads the definition file itself (its `data`). */
+  protected override readCurrent(): Promise<string | undefined> {
+    return super.readText();
+  }
+
+  protected override loadReadsFile(): boolean {
+    return false;
+  }
+
+  /** The file holds a whole definition, not just the encoded data. */
+  protected override writesWholeText(): boolean {
+    return false;
+  }
+
+  protected decode(text: string | undefined): Entry[] {
     const skip = (why: string): void => this.logger.warn({ path: this.file }, `skipping an entry: ${why}`);
-    const decoded = decodeJsonEntries(this.definition.data, this.definition, skip);
+    const data = text === undefined ? this.definition.data : dataOf(JSON.parse(text) as unknown);
+    const decoded = decodeJsonEntries(data, this.definition, skip);
     this.shape = decoded.shape;
     return decoded.entries;
   }
@@ -66,4 +81,10 @@ export class SelfSource extends SingleFileSource {
     raw.data = JSON.parse(dataJson) as unknown;
     await super.writeText(`${JSON.stringify(raw, null, 2)}\n`);
   }
+}
+
+/** The `data` of a definition file's JSON (a file that is not an object holds none). */
+function dataOf(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('the definition file is not a JSON object');
+  return (raw as Record<string, unknown>).data;
 }

@@ -1,0 +1,141 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * #14 items 2 and 3: every entry answer carries the strong ETag of the stored version;
+ * a stale If-Match is a 412 that changes nothing; a write to a single-file source
+ * applies to the file as it is on disk now, so a concurrent disk edit is kept.
+ */
+let app: TestApp | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+const fields = { id: 'integer', name: 'string', size: 'integer' };
+const rows = [
+  { id: 1, name: 'one', size: 1 },
+  { id: 2, name: 'two', size: 2 },
+];
+
+type Kind = 'filebase' | 'file' | 'self';
+
+async function boot(kind: Kind): Promise<TestApp> {
+  if (kind === 'filebase') return startApp({ streams: { things: { fields } }, data: { things: rows } });
+  if (kind === 'file') {
+    return startApp({ streams: { things: { fields, config: { source: { type: 'file', file: 'things.json' } } } }, files: { 'things.json': rows } });
+  }
+  return startApp({ streams: { things: { fields, config: { source: { type: 'self' } }, data: rows } } });
+}
+
+const E = '/api/streams/things/entries';
+
+describe.each<Kind>(['filebase', 'file', 'self'])('optimistic concurrency on entries: %s', (kind) => {
+  it('every entry answer carries the ETag of its stored version; If-Match is compared with it', async () => {
+    app = await boot(kind);
+    const shown = await app.request('GET', `${E}/1`);
+    const etag = shown.headers.etag!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    // A representation read again (other URL parameters, a HEAD) has the same version.
+    expect((await app.request('GET', `${E}/1?x=1`)).headers.etag).toBe(etag);
+
+    const patched = await app.request('PATCH', `${E}/1`, { name: 'uno' }, { 'if-match': etag });
+    expect(patched.status).toBe(200);
+    const newTag = patched.headers.etag!;
+    expect(newTag).not.toBe(etag);
+    expect((await app.request('GET', `${E}/1`)).headers.etag).toBe(newTag);
+
+    for (const [method, body] of [['PUT', { name: 'x', size: 9 }], ['PATCH', { name: 'y' }], ['DELETE', undefined]] as const) {
+      const stale = await app.request(method, `${E}/1`, body, { 'if-match': etag });
+      expect(stale.status, method).toBe(412);
+      expect(stale.json.errors[0].message).toMatch(/changed/);
+      expect(stale.json.data).toBeNull();
+    }
+    expect((await app.request('GET', `${E}/1`)).json.data).toEqual({ id: 1, name: 'uno', size: 1 });
+    expect((await app.request('DELETE', `${E}/1`, undefined, { 'if-match': newTag })).status).toBe(204);
+  });
+
+  it('POST with If-None-Match: * refuses an existing key with 412 and creates a new one', async () => {
+    app = await boot(kind);
+    const taken = await app.request('POST', E, { id: 2, name: 'again' }, { 'if-none-match': '*' });
+    expect(taken.status).toBe(412);
+    expect((await app.request('GET', `${E}/2`)).json.data.name).toBe('two');
+    const made = await app.request('POST', E, { id: 7, name: 'seven' }, { 'if-none-match': '*' });
+    expect(made.status).toBe(201);
+    expect(made.headers.etag).toMatch(/^"/);
+  });
+});
+
+describe.each<Exclude<Kind, 'filebase'>>(['file', 'self'])('never clobber a disk edit: %s', (kind) => {
+  const fileOf = (a: TestApp): string => path.join(a.root, kind === 'file' ? 'things.json' : 'streams/things.json');
+  const readRows = (a: TestApp): Array<Record<string, unknown>> => {
+    const parsed = JSON.parse(readFileSync(fileOf(a), 'utf8')) as unknown;
+    return (kind === 'file' ? parsed : (parsed as { data: unknown }).data) as Array<Record<string, unknown>>;
+  };
+  const editOnDisk = (a: TestApp, edit: (list: Array<Record<string, unknown>>) => void): void => {
+    const file = fileOf(a);
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | Array<Record<string, unknown>>;
+    const list = (kind === 'file' ? parsed : (parsed as { data: unknown }).data) as Array<Record<string, unknown>>;
+    edit(list);
+    writeFileSync(file, `${JSON.stringify(parsed, null, 2)}\n\n`);
+  };
+
+  it('an API write keeps a disk edit of another entry and of other fields', async () => {
+    app = await boot(kind);
+    editOnDisk(app, (list) => {
+      list[1]!.name = 'two edited on disk';
+      list[0]!.size = 100;
+      list.push({ id: 3, name: 'three from disk', size: 3 });
+    });
+    const patched = await app.request('PATCH', `${E}/1`, { name: 'one by api' });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data).toEqual({ id: 1, name: 'one by api', size: 100 });
+    expect(readRows(app)).toEqual([
+      { id: 1, name: 'one by api', size: 100 },
+      { id: 2, name: 'two edited on disk', size: 2 },
+      { id: 3, name: 'three from disk', size: 3 },
+    ]);
+    expect((await app.request('GET', `${E}/3`)).json.data.name).toBe('three from disk');
+  });
+
+  it('a stale If-Match after a disk edit of that entry answers 412 and keeps the edit', async () => {
+    app = await boot(kind);
+    const etag = (await app.request('GET', `${E}/1`)).headers.etag!;
+    editOnDisk(app, (list) => {
+      list[0]!.name = 'edited on disk';
+    });
+    for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+      const res = await app.request(method, `${E}/1`, method === 'DELETE' ? undefined : { name: 'api' }, { 'if-match': etag });
+      expect(res.status, method).toBe(412);
+    }
+    expect(readRows(app)[0]).toEqual({ id: 1, name: 'edited on disk', size: 1 });
+    const fresh = await app.request('GET', `${E}/1`);
+    expect(fresh.json.data.name).toBe('edited on disk');
+    expect((await app.request('PATCH', `${E}/1`, { size: 5 }, { 'if-match': fresh.headers.etag! })).status).toBe(200);
+    expect(readRows(app)[0]).toEqual({ id: 1, name: 'edited on disk', size: 5 });
+  });
+
+  it('an edit on disk that cannot be parsed is never overwritten: the write answers 409', async () => {
+    app = await boot(kind);
+    expect((await app.request('GET', `${E}/1`)).status).toBe(200);
+    writeFileSync(fileOf(app), '{ broken');
+    const res = await app.request('PATCH', `${E}/1`, { name: 'api' });
+    expect(res.status, res.text).toBe(409);
+    expect(readFileSync(fileOf(app), 'utf8')).toBe('{ broken');
+    // The last good version is still served.
+    expect((await app.request('GET', `${E}/1`)).json.data.name).toBe('one');
+  });
+});
+
+describe('never clobber: self stream edited before its first use', () => {
+  it('a broken definition file is not overwritten by the first entry write', async () => {
+    app = await boot('self');
+    const file = path.join(app.root, 'streams/things.json');
+    writeFileSync(file, '{ broken');
+    const res = await app.request('PATCH', `${E}/1`, { name: 'api' });
+    expect(res.status, res.text).toBe(409);
+    expect(readFileSync(file, 'utf8')).toBe('{ broken');
+  });
+});
