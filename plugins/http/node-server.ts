@@ -102,15 +102,7 @@ export class NodeHttpServer extends HttpServerCore {
       return;
     }
     if (hasBody && !this.startBody(req, res, request, length)) return;
-    const result = this.dispatch(request);
-    if (result instanceof Promise) {
-      result.then(
-        (reply) => this.send(res, request, reply),
-        (error: unknown) => this.send(res, request, this.errorReply(error, request)),
-      );
-    } else {
-      this.send(res, request, result);
-    }
+    this.respond(request, (reply) => this.send(res, request, reply));
   }
 
   private startBody(req: http.IncomingMessage, res: http.ServerResponse, request: NodeTransportRequest, length: string | undefined): boolean {

@@ -169,6 +169,13 @@ export abstract class HttpServerCore implements HttpServer {
     }
   }
 
+  /** Route a request and hand its reply (or the error reply of a failure) to `send`. */
+  protected respond(request: TransportRequest, send: (reply: HttpReply) => void): void {
+    const result = this.dispatch(request);
+    if (result instanceof Promise) result.then(send, (error: unknown) => send(this.errorReply(error, request)));
+    else send(result);
+  }
+
   /**
    * An answer the transport decides itself (404, 405, 413, 408, 431...). The API may
    * decorate it (CORS headers, envelope links) so it is a real answer like any other.

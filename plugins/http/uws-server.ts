@@ -94,15 +94,7 @@ export class UwsHttpServer extends HttpServerCore {
       this.finish(request);
     });
     if (hasBody && !this.startBody(res, request, length)) return;
-    const result = this.dispatch(request);
-    if (result instanceof Promise) {
-      result.then(
-        (reply) => this.send(res, request, reply),
-        (error: unknown) => this.send(res, request, this.errorReply(error, request)),
-      );
-    } else {
-      this.send(res, request, result);
-    }
+    this.respond(request, (reply) => this.send(res, request, reply));
   }
 
   /** Start reading the body now (chunks arrive right after this handler returns). False when already answered. */
