@@ -128,7 +128,7 @@ export abstract class SingleFileSource extends MemorySource {
     } catch (error) {
       if (this.loggedInvalid !== textHash) {
         this.loggedInvalid = textHash;
-        this.logger.error({ stream: this.definition.id, path: this.file, err: error }, 'the file was edited on disk and cannot be read: the last good version is kept');
+        this.logger.error({ path: this.file, err: error }, 'the file was edited on disk and cannot be read: the last good version is kept');
       }
       throw new AppError(409, `The source file of stream [${this.definition.id}] was edited on disk and cannot be read; fix it before writing.`);
     }
