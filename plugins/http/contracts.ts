@@ -56,8 +56,18 @@ export interface HttpReply {
 
 export type RouteHandler = (request: HttpRequest) => HttpReply | Promise<HttpReply>;
 
-/** A readiness check for `/readyz`: true when ready. */
-export type ReadinessCheck = () => boolean | Promise<boolean>;
+/**
+ * What a readiness check may say besides yes or no: `details` are shown under
+ * `details.<check>` in `/readyz` (a degraded stream, a failing webhook endpoint, an index
+ * build's progress), so an operator sees a problem that does not take the node out.
+ */
+export interface ReadinessReport {
+  ready: boolean;
+  details?: Record<string, unknown>;
+}
+
+/** A readiness check for `/readyz`: true (or `{ ready: true }`) when ready. */
+export type ReadinessCheck = () => boolean | ReadinessReport | Promise<boolean | ReadinessReport>;
 
 export interface HttpServer {
   /** `http://<host>:<port>` once listening (port resolved when 0 was asked). */

@@ -123,18 +123,26 @@ export abstract class HttpServerCore implements HttpServer {
 
   private async readiness(): Promise<HttpReply> {
     const results: Record<string, boolean> = {};
+    const details: Record<string, Record<string, unknown>> = {};
     let ready = !this.draining;
     for (const [name, check] of this.checks) {
       let ok = false;
       try {
-        ok = (await check()) === true;
+        const answer = await check();
+        if (typeof answer === 'boolean') ok = answer;
+        else {
+          ok = answer.ready === true;
+          if (answer.details !== undefined && Object.keys(answer.details).length > 0) details[name] = answer.details;
+        }
       } catch (error) {
         this.logger.warn({ err: error, check: name }, 'readiness check failed');
       }
       results[name] = ok;
       if (!ok) ready = false;
     }
-    return { status: ready ? 200 : 503, body: JSON.stringify({ status: ready ? 'ready' : 'not ready', checks: results }) };
+    const body: Record<string, unknown> = { status: ready ? 'ready' : 'not ready', checks: results };
+    if (Object.keys(details).length > 0) body.details = details;
+    return { status: ready ? 200 : 503, body: JSON.stringify(body) };
   }
 
   /** Count a request in (its reply or abort counts it out through `finish`). */

@@ -194,6 +194,16 @@ describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipRea
     expect(handled).toContain(503);
   });
 
+  it('shows a readiness check\'s details without taking the node out', async () => {
+    server.addReadinessCheck('degraded-things', () => ({ ready: true, details: { degraded: [{ stream: 'films', reason: 'bad edit' }] } }));
+    const res = await request(`${base}/readyz`);
+    expect(res.statusCode).toBe(200);
+    const body = (await res.body.json()) as { status: string; checks: Record<string, boolean>; details: Record<string, unknown> };
+    expect(body.status).toBe('ready');
+    expect(body.checks['degraded-things']).toBe(true);
+    expect(body.details).toEqual({ 'degraded-things': { degraded: [{ stream: 'films', reason: 'bad edit' }] } });
+  });
+
   it('survives a client that goes away while the handler awaits', async () => {
     await raw(server.port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', 50);
     await new Promise((r) => setTimeout(r, 350));
