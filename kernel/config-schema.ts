@@ -98,6 +98,8 @@ export const configSchema = {
         /** Where the definitions themselves live (issue 6: `database` for multi-node). */
         source: { type: 'object', default: { type: 'filebase' }, required: ['type'], properties: { type: { type: 'string' } } },
         poll_interval_ms: { type: 'integer', minimum: 100, default: 2000 },
+        /** Live file sync (docs/file-sync.md): edits on disk are served without a restart. */
+        watch: { type: 'boolean', default: true },
         /** Byte budgets of the in-memory caches (hostile input must not grow memory without bound). */
         caches: {
           type: 'object',
@@ -228,6 +230,7 @@ export interface KernelConfig {
     timezone: string;
     source: { type: string; [key: string]: unknown };
     poll_interval_ms: number;
+    watch: boolean;
     /** Per stream: filtered-match lists, cached query results (`config.cache`); per API: reply bodies. */
     caches: { match_bytes: number; results_bytes: number; replies_bytes: number };
   };

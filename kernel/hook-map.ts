@@ -49,6 +49,12 @@ export interface EntryHookPayload {
   entry: EntryAttributes;
   /** The stored attributes before this write, when the entry existed. */
   original?: EntryAttributes;
+  /**
+   * Where the change was made, on the `*ed` hooks: `api` (a request), or `disk` (a file
+   * edited, added or removed outside the server and picked up by live sync; only
+   * `entry.created|updated|saved|deleted` fire for those: there is nothing to veto).
+   */
+  origin?: 'api' | 'disk';
 }
 
 export interface RequestHookPayload {

@@ -13,3 +13,4 @@ export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile } from './durable-fs.js';
 export { KeyedLock } from './keyed-lock.js';
 export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './folder-watcher.js';

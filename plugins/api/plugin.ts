@@ -57,6 +57,8 @@ export const apiPlugin = definePlugin({
     }
     server.setTransportReplyDecorator(transportReplyDecorator(setups, service.errorLinks));
     server.addReadinessCheck('entries', () => endpointContext.entries.ready());
+    // Files not served as they are on disk are shown, but never take the node out (issue #14).
+    server.addReadinessCheck('streams', () => ({ ready: true, details: endpointContext.entries.syncReport() }));
     // Not ready while the data folder refuses writes (disk full, read-only), until one succeeds.
     server.addReadinessCheck('storage', () => storageFailure() === undefined);
   },

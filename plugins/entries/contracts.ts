@@ -93,6 +93,13 @@ export interface EntriesService {
   keyOf(stream: StreamDefinition, entry: EntryAttributes): unknown;
   /** Every source used so far is open and healthy (for /readyz). */
   ready(): Promise<boolean>;
+  /**
+   * What /readyz shows without taking the node out (issue #14): `degraded` files (an edit
+   * on disk that cannot be used: the last good version is served), `unserved` streams (their
+   * `extends` parent is missing) and `warnings` (relationships to streams that do not
+   * exist). Empty lists are left out.
+   */
+  syncReport(): Record<string, unknown>;
   /** Resolves when all writes in flight have finished (graceful shutdown). */
   drain(): Promise<void>;
   /**

@@ -24,7 +24,11 @@ export const entriesPlugin = definePlugin({
     // Sources sit below fields: the entries layer, which knows both, lets the sources cast
     // what they read from hand-written files by the field types.
     const fields = container.resolve<FieldsService>(FIELDS);
-    container.resolve<SourceRegistry>(SOURCES).setReviver((definition, entry) => fields.revive(definition, entry));
+    const sources = container.resolve<SourceRegistry>(SOURCES);
+    sources.setReviver((definition, entry) => fields.revive(definition, entry));
+    // Entries edited on disk reach the entry hooks like API writes do (origin 'disk').
+    const service = container.resolve<EntriesServiceImpl>(ENTRIES);
+    sources.onExternalChange((stream, changes) => void service.diskChanged(stream, changes));
   },
   async shutdown({ container }) {
     // Writes in flight finish before the sources plugin (shut down after us) closes the sources.

@@ -1,6 +1,6 @@
 import { BadRequestError, KeyedLock, ValidationError, type Hooks, type Logger } from '../../kernel/index.js';
 import type { EntryHookPayload } from '../../kernel/index.js';
-import type { EntryAttributes, EntryLookup, FieldsService, RelationInfo } from '../fields/index.js';
+import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
   assertFieldName,
   keyId,
@@ -8,6 +8,7 @@ import {
   normalizeWhere,
   type Entry,
   type EntryKey,
+  type ExternalChange,
   type OrderClause,
   type Source,
   type SourceRegistry,
@@ -144,7 +145,7 @@ export class EntriesServiceImpl implements EntriesService {
     const keyName = keyNameOf(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
-        await source.refresh?.();
+        await source.refresh?.(key);
         const existing = await source.get(key);
         checkCondition(condition, existing);
         if (existing) {
@@ -179,7 +180,7 @@ export class EntriesServiceImpl implements EntriesService {
       this.locks.run(this.lockId(stream, key), async () => {
         // Catch up with an edit made on disk first: a PATCH merges into the current
         // version and a stale If-Match is refused rather than applied blind.
-        await source.refresh?.();
+        await source.refresh?.(key);
         const existing = await source.get(key);
         checkCondition(condition, existing);
         // The URL segment is the key (decisions: set on the payload as the entry key).
@@ -197,17 +198,34 @@ export class EntriesServiceImpl implements EntriesService {
     const source = this.source(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
-        await source.refresh?.();
+        await source.refresh?.(key);
         const existing = await source.get(key);
         if (existing) checkCondition(condition, existing);
         if (!existing) return false;
         const payload: EntryHookPayload = { stream, key, entry: { ...existing }, original: existing };
         await runVetoHook(this.deps.hooks, 'entry.deleting', payload);
         const removed = await source.delete(key);
-        await runAfterHook(this.deps.hooks, 'entry.deleted', payload, (e) => this.hookFailed('entry.deleted', e));
+        await runAfterHook(this.deps.hooks, 'entry.deleted', { ...payload, origin: 'api' }, (e) => this.hookFailed('entry.deleted', e));
         return removed;
       }),
     );
+  }
+
+  syncReport(): Record<string, unknown> {
+    const definitions = this.deps.streams.troubles();
+    const degraded = [...definitions.degraded, ...this.deps.sources.troubles()];
+    const warnings: Array<Record<string, string>> = [];
+    const fields = this.deps.fields();
+    for (const definition of this.deps.streams.list()) {
+      for (const { handle, stream } of danglingRelations(definition, fields, this.deps.streams)) {
+        warnings.push({ stream: definition.id, field: handle, reason: `relates to stream [${stream}], which does not exist: served without links` });
+      }
+    }
+    const report: Record<string, unknown> = {};
+    if (degraded.length > 0) report.degraded = degraded;
+    if (definitions.unserved.length > 0) report.unserved = definitions.unserved;
+    if (warnings.length > 0) report.warnings = warnings;
+    return report;
   }
 
   async ready(): Promise<boolean> {
@@ -248,11 +266,36 @@ export class EntriesServiceImpl implements EntriesService {
       const counter = this.counters.get(source);
       if (counter !== undefined && key > counter) this.counters.set(source, key);
     }
-    const done: EntryHookPayload = { stream: definition.id, key, entry: stored, original: existing };
+    const done: EntryHookPayload = { stream: definition.id, key, entry: stored, original: existing, origin: 'api' };
     await runAfterHook(hooks, existing ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
     await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
     // Hand back the stored object itself so its serialized JSON is cached by identity.
     return (await source.get(key)) ?? stored;
+  }
+
+  /**
+   * Entries changed on disk (live sync, issue #14) are changes like any other: the `*ed`
+   * hooks fire with `origin: 'disk'` (realtime feeds and addons hear of them), and an
+   * integer key added by hand moves the key counter past it, so the next create does not
+   * collide with it.
+   */
+  async diskChanged(stream: string, changes: ExternalChange[]): Promise<void> {
+    const definition = this.deps.streams.get(stream);
+    const source = definition === undefined ? undefined : this.deps.sources.for(definition);
+    for (const { key, entry, previous } of changes) {
+      if (source !== undefined && typeof key === 'number' && Number.isInteger(key)) {
+        const counter = this.counters.get(source);
+        if (counter !== undefined && key > counter) this.counters.set(source, key);
+      }
+      const hooks = this.deps.hooks;
+      if (entry === undefined) {
+        await runAfterHook(hooks, 'entry.deleted', { stream, key, entry: { ...previous }, original: previous, origin: 'disk' }, (e) => this.hookFailed('entry.deleted', e));
+        continue;
+      }
+      const done: EntryHookPayload = { stream, key, entry, original: previous, origin: 'disk' };
+      await runAfterHook(hooks, previous ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
+      await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
+    }
   }
 
   private async generateKey(definition: StreamDefinition, source: Source): Promise<EntryKey> {

@@ -17,4 +17,5 @@ export { ENCRYPTION_KEY_ENV, encryptValue, decryptValue, encryptionKey } from '.
 export { isRecord, uncastable } from './types/helpers.js';
 export { coreTypes } from './types/core-types.js';
 export { coreRules } from './rules/core-rules.js';
+export { danglingRelations } from './related-streams.js';
 export { fieldsPlugin as default } from './plugin.js';

@@ -151,12 +151,34 @@ export interface Source {
   allocateIntegerKey?(): Promise<number>;
   /**
    * Optional: catch up with changes made to the store outside this server (a file edited
-   * on disk) before a conditional or merging write. Cheap when nothing changed (a stat).
-   * The entries layer calls it under the entry's lock before reading the current version.
+   * on disk) before a conditional or merging write: the whole store, or the one entry of
+   * `key` where entries have files of their own. Cheap when nothing changed (a stat or one
+   * small read). The entries layer calls it under the entry's lock before reading the
+   * current version.
    */
-  refresh?(): Promise<void>;
+  refresh?(key?: EntryKey): Promise<void>;
+  /**
+   * Optional (live file sync): be told of entries that changed in the store outside this
+   * server (a file edited, added or removed on disk), after they are served. Returns the
+   * function that stops listening.
+   */
+  onExternalChange?(listener: (changes: ExternalChange[]) => void): () => void;
   /** Optional: resolves once every write started so far is durable (graceful shutdown). */
   drain?(): Promise<void>;
+}
+
+/** One entry changed in the store outside this server: `entry` undefined when removed, `previous` undefined when new. */
+export interface ExternalChange {
+  key: EntryKey;
+  entry: Entry | undefined;
+  previous: Entry | undefined;
+}
+
+/** Why part of a stream's storage is not served as it is on disk (the last good version is). */
+export interface StorageTrouble {
+  stream: string;
+  path: string;
+  reason: string;
 }
 
 /** What a source factory receives. */
@@ -219,6 +241,10 @@ export interface SourceRegistry {
   release(stream: string): Promise<void>;
   /** Every source created so far. */
   opened(): Source[];
+  /** Be told of entries changed on disk (see Source.onExternalChange), for every stream. */
+  onExternalChange(listener: (stream: string, changes: ExternalChange[]) => void): void;
+  /** Files of opened sources holding an edit that cannot be read (for /readyz details). */
+  troubles(): StorageTrouble[];
   /** Finish writes and close every source. */
   closeAll(): Promise<void>;
 }

@@ -1,6 +1,17 @@
-import { KeyedLock, type Logger } from '../../kernel/index.js';
+import { KeyedLock, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
-import type { Entry, EntryKey, EntryReviver, OrderClause, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from './contracts.js';
+import type {
+  Entry,
+  EntryKey,
+  EntryReviver,
+  ExternalChange,
+  OrderClause,
+  Source,
+  SourceCapabilities,
+  SourcePage,
+  SourceQuery,
+  WhereClause,
+} from './contracts.js';
 import { compileWhere } from './criteria/match.js';
 import { compareEntries, orderSignature } from './criteria/order.js';
 import { compareKeys, keyId } from './criteria/values.js';
@@ -42,6 +53,12 @@ export abstract class MemorySource implements Source {
   /** Resolves when the source this one replaces has finished its writes. */
   protected after: Promise<void> | undefined;
   private reviver: EntryReviver | undefined;
+  /** Live file sync: the shared watcher (unset: files are read at load and before writes only). */
+  private watcher: FolderWatcher | undefined;
+  private unwatch: Array<() => void> = [];
+  private readonly externalListeners = new Set<(changes: ExternalChange[]) => void>();
+  /** Files holding an edit that cannot be read, with why (the last good version is served). */
+  private readonly unreadable = new Map<string, string>();
 
   constructor(
     protected readonly definition: StreamDefinition,
@@ -66,6 +83,63 @@ export abstract class MemorySource implements Source {
   reviveWith(reviver: EntryReviver): this {
     this.reviver = reviver;
     return this;
+  }
+
+  /** Follow edits on disk with this watcher (issue #14; `streams.watch`). Returns this. */
+  watchWith(watcher: FolderWatcher): this {
+    this.watcher = watcher;
+    return this;
+  }
+
+  /** The folders live sync watches for this source, each with what to do on an event. */
+  protected watchedFolders(): Array<[folder: string, listener: FolderListener]> {
+    return [];
+  }
+
+  onExternalChange(listener: (changes: ExternalChange[]) => void): () => void {
+    this.externalListeners.add(listener);
+    return () => this.externalListeners.delete(listener);
+  }
+
+  /** Tell listeners about entries changed on disk (already served). */
+  protected announce(changes: ExternalChange[]): void {
+    if (changes.length === 0) return;
+    for (const listener of this.externalListeners) {
+      try {
+        listener(changes);
+      } catch (error) {
+        this.logger.error({ err: error }, 'a listener of disk changes failed');
+      }
+    }
+  }
+
+  /**
+   * Record a file whose edit cannot be read (logged once per reason), or with `reason`
+   * undefined that it reads again. Listed in /readyz details; the last good version is served.
+   */
+  protected markUnreadable(file: string, reason: string | undefined, error?: unknown): void {
+    if (reason === undefined) {
+      if (this.unreadable.delete(file)) this.logger.info({ path: file }, 'the file reads again');
+      return;
+    }
+    if (this.unreadable.get(file) === reason) return;
+    this.unreadable.set(file, reason);
+    this.logger.error({ path: file, err: error }, `${reason}: the last good version is kept`);
+  }
+
+  /** Files holding an unreadable edit, with why. */
+  troubles(): Array<{ path: string; reason: string }> {
+    return [...this.unreadable].map(([path, reason]) => ({ path, reason }));
+  }
+
+  /** Run `task` under the write lock of one key (disk changes must not interleave with a write of that key). */
+  protected underKeyLock<T>(id: string, task: () => Promise<T>): Promise<T> {
+    return this.locks.run(id, task);
+  }
+
+  /** Whether every entry is loaded (disk events that come before are caught by the load itself). */
+  protected get isLoaded(): boolean {
+    return this.loaded;
   }
 
   /** Where an entry is stored (a file), for load warnings; undefined when not a file. */
@@ -98,17 +172,14 @@ export abstract class MemorySource implements Source {
 
   private async load(): Promise<void> {
     if (this.after) await this.after;
+    // Watch before reading, so an edit made while the files are read is not missed.
+    if (this.watcher && this.unwatch.length === 0 && !this.closed) {
+      this.unwatch = this.watchedFolders().map(([folder, listener]) => this.watcher!.watch(folder, listener));
+    }
     const entries = await this.loadAll();
     this.byKey.clear();
     for (let entry of entries) {
-      if (this.reviver !== undefined) {
-        const revived = this.reviver(this.definition, entry);
-        if (revived.problems.length > 0) {
-          // Reported, never served silently uncast: the operator fixes the file.
-          this.logger.warn({ path: this.originOf(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
-        }
-        entry = revived.entry;
-      }
+      entry = this.revive(entry);
       const id = keyId(entry[this.keyName]);
       if (this.byKey.has(id)) {
         this.logger.warn({ key: id }, 'duplicate entry key at load; keeping the first');
@@ -122,8 +193,22 @@ export abstract class MemorySource implements Source {
     this.failure = undefined;
   }
 
+  /** Cast what a file holds by the field types (see EntryReviver); problems are logged with the file. */
+  protected revive(entry: Entry): Entry {
+    if (this.reviver === undefined) return entry;
+    const revived = this.reviver(this.definition, entry);
+    if (revived.problems.length > 0) {
+      // Reported, never served silently uncast: the operator fixes the file.
+      this.logger.warn({ path: this.originOf(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
+    }
+    return revived.entry;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
+    for (const stop of this.unwatch) stop();
+    this.unwatch = [];
+    this.externalListeners.clear();
     await this.drain();
     this.closed = true;
     await this.closeStore();
@@ -312,12 +397,25 @@ export abstract class MemorySource implements Source {
 
   /**
    * File sync (#14): replace (or, with undefined, remove) one stored entry because its
-   * file changed on disk; nothing is persisted. Index maintenance hooks in here too.
+   * file changed on disk; nothing is persisted. `entry` is as read (it is revived here).
+   * Returns the change to announce, or undefined when nothing changed.
    */
-  protected replaceStored(id: string, entry: Entry | undefined): void {
+  protected replaceStored(id: string, entry: Entry | undefined): ExternalChange | undefined {
     const previous = this.byKey.get(id);
-    if (entry) this.applyPut(id, entry, previous);
-    else if (previous) this.applyDelete(id, previous);
+    if (entry) {
+      const revived = this.revive(entry);
+      if (previous && JSON.stringify(previous) === JSON.stringify(revived)) return undefined;
+      this.applyPut(id, revived, previous);
+      return { key: revived[this.keyName] as EntryKey, entry: revived, previous };
+    }
+    if (!previous) return undefined;
+    this.applyDelete(id, previous);
+    return { key: previous[this.keyName] as EntryKey, entry: undefined, previous };
+  }
+
+  /** The stored entry of a key id (no load; undefined when none). */
+  protected storedEntry(id: string): Entry | undefined {
+    return this.byKey.get(id);
   }
 
   private applyDelete(id: string, previous: Entry): void {

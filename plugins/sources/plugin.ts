@@ -1,5 +1,5 @@
-import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
-import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { definePlugin, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { FOLDER_WATCHER, STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import { CollectionSource } from './collection/collection-source.js';
 import { checkSourceConfig, storageOf } from './definition-check.js';
 import { isInside } from './paths.js';
@@ -25,6 +25,7 @@ export const sourcesPlugin = definePlugin({
   register({ container, config, root, logger, hooks }) {
     const registry = createSourceRegistry(config, root, logger);
     container.registerInstance(SOURCES, registry);
+    if (container.isRegistered(FOLDER_WATCHER, true)) registry.watcher = container.resolve<FolderWatcher>(FOLDER_WATCHER);
     if (container.isRegistered(STREAM_REGISTRY, true)) {
       registry.definitions = container.resolve<StreamRegistry>(STREAM_REGISTRY);
       container.resolve<StreamRegistry>(STREAM_REGISTRY).addCheck((definition, streams, context) => checkSourceConfig(definition, registry, config, streams, context));

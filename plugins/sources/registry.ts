@@ -1,8 +1,8 @@
-import { AppError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { AppError, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { fieldOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
-import type { CacheStoreFactory, EntryReviver, Source, SourceContext, SourceFactory, SourceRegistry } from './contracts.js';
+import type { CacheStoreFactory, EntryReviver, ExternalChange, Source, SourceContext, SourceFactory, SourceRegistry, StorageTrouble } from './contracts.js';
 import { MemorySource } from './memory-source.js';
 
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
@@ -50,6 +50,9 @@ export class SourceRegistryImpl implements SourceRegistry {
   private readonly retiring = new Map<string, Promise<void>>();
   /** The definitions registry, once the plugin wired it (see SourceContext.definitions). */
   definitions?: SourceContext['definitions'];
+  /** Live file sync (`streams.watch`): given to every source that reads files. */
+  watcher?: FolderWatcher;
+  private readonly externalListeners: Array<(stream: string, changes: ExternalChange[]) => void> = [];
 
   constructor(
     private readonly config: KernelConfig,
@@ -115,6 +118,19 @@ export class SourceRegistryImpl implements SourceRegistry {
     return [...this.sources.values()].map((o) => o.source);
   }
 
+  onExternalChange(listener: (stream: string, changes: ExternalChange[]) => void): void {
+    this.externalListeners.push(listener);
+  }
+
+  troubles(): StorageTrouble[] {
+    const out: StorageTrouble[] = [];
+    for (const [stream, { source }] of this.sources) {
+      const inner = source instanceof CachedSource ? source.source : source;
+      if (inner instanceof MemorySource) for (const trouble of inner.troubles()) out.push({ stream, ...trouble });
+    }
+    return out;
+  }
+
   async closeAll(): Promise<void> {
     const all = [...this.sources.entries()];
     this.sources.clear();
@@ -151,12 +167,19 @@ export class SourceRegistryImpl implements SourceRegistry {
     if (source instanceof MemorySource) {
       source.limitMatchCache(this.config.streams.caches.match_bytes);
       if (this.reviver !== undefined) source.reviveWith(this.reviver);
+      if (this.watcher !== undefined) source.watchWith(this.watcher);
     }
     const cache = definition.config.cache;
-    if (!cache?.enabled) return source;
-    const storeName = cache.store ?? 'memory';
-    const store = this.cacheStores.get(storeName);
-    if (!store) throw new AppError(500, `Stream [${definition.id}] uses the cache store "${storeName}", which is not registered.`);
-    return new CachedSource(source, store({ stream: definition.id }), cache.ttl);
+    let served = source;
+    if (cache?.enabled) {
+      const storeName = cache.store ?? 'memory';
+      const store = this.cacheStores.get(storeName);
+      if (!store) throw new AppError(500, `Stream [${definition.id}] uses the cache store "${storeName}", which is not registered.`);
+      served = new CachedSource(source, store({ stream: definition.id }), cache.ttl);
+    }
+    served.onExternalChange?.((changes) => {
+      for (const listener of this.externalListeners) listener(definition.id, changes);
+    });
+    return served;
   }
 }

@@ -1,8 +1,9 @@
 import { hash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import { AppError, readTextFile, writeFileDurable, type Logger } from '../../kernel/index.js';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { AppError, readTextFile, writeFileDurable, type FolderListener, type Logger } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
-import type { Entry } from './contracts.js';
+import type { Entry, ExternalChange } from './contracts.js';
 import { keyId } from './criteria/values.js';
 import { MemorySource } from './memory-source.js';
 
@@ -14,13 +15,6 @@ interface Fingerprint {
   mtimeMs: number;
   /** Hash of the text; undefined when not known (then a stat change forces a compare of entries). */
   hash?: string;
-}
-
-/** One entry that changed on disk outside this server (`entry` undefined: removed). */
-export interface DiskChange {
-  id: string;
-  entry: Entry | undefined;
-  previous: Entry | undefined;
 }
 
 interface Queued {
@@ -43,8 +37,6 @@ export abstract class SingleFileSource extends MemorySource {
   private seen: Fingerprint | undefined;
   /** Serializes catching up with the disk and flushing (one file, one owner at a time). */
   private diskChain: Promise<unknown> = Promise.resolve();
-  /** The text of the last invalid edit already logged (log each once). */
-  private loggedInvalid: string | undefined;
 
   constructor(
     definition: StreamDefinition,
@@ -56,6 +48,15 @@ export abstract class SingleFileSource extends MemorySource {
 
   protected override originOf(): string {
     return this.file;
+  }
+
+  /** Live sync: the file's folder (an editor replaces the file by a rename, which a watch of the file itself would lose). */
+  protected override watchedFolders(): Array<[string, FolderListener]> {
+    if (!this.file) return [];
+    const name = path.basename(this.file);
+    return [[path.dirname(this.file), (changed) => {
+      if (changed === undefined || changed === name) void this.refresh().catch(() => undefined);
+    }]];
   }
 
   /** Parse the file's text into entries (each with its key field set). */
@@ -109,45 +110,46 @@ export abstract class SingleFileSource extends MemorySource {
     await this.exclusive(() => this.catchUp());
   }
 
-  /** Changes found on disk since the last read or write (already applied in memory). */
-  protected async catchUp(): Promise<DiskChange[]> {
-    if (!this.file) return [];
+  /** Apply the changes found on disk since the last read or write, and announce them. */
+  protected async catchUp(): Promise<void> {
+    if (!this.file) return;
     const now = await this.fingerprint();
     const seen = this.seen;
-    if (seen && now && now.size === seen.size && now.mtimeMs === seen.mtimeMs) return [];
-    if (!seen && !now) return [];
+    if (seen && now && now.size === seen.size && now.mtimeMs === seen.mtimeMs) return;
+    if (!seen && !now) return;
     const text = await this.readCurrent();
     const textHash = text === undefined ? undefined : hashOf(text);
     if (seen?.hash !== undefined && textHash === seen.hash) {
       this.seen = now && { ...now, hash: textHash };
-      return [];
+      return;
     }
     let entries: Entry[];
     try {
       entries = await this.decode(text);
     } catch (error) {
-      if (this.loggedInvalid !== textHash) {
-        this.loggedInvalid = textHash;
-        this.logger.error({ path: this.file, err: error }, 'the file was edited on disk and cannot be read: the last good version is kept');
-      }
+      this.markUnreadable(this.file, `the file was edited on disk and cannot be read (${(error as Error).message})`, error);
       throw new AppError(409, `The source file of stream [${this.definition.id}] was edited on disk and cannot be read; fix it before writing.`);
     }
-    this.loggedInvalid = undefined;
+    this.markUnreadable(this.file, undefined);
     const next = new Map<string, Entry>();
     for (const entry of entries) {
       const id = keyId(entry[this.keyName]);
       if (!next.has(id)) next.set(id, entry);
     }
-    const changes: DiskChange[] = [];
+    const changed: Array<[string, Entry | undefined]> = [];
     for (const [id, entry] of next) {
       const previous = this.disk.get(id);
-      if (!previous || JSON.stringify(previous) !== JSON.stringify(entry)) changes.push({ id, entry, previous });
+      if (!previous || JSON.stringify(previous) !== JSON.stringify(entry)) changed.push([id, entry]);
     }
-    for (const [id, previous] of this.disk) if (!next.has(id)) changes.push({ id, entry: undefined, previous });
+    for (const id of this.disk.keys()) if (!next.has(id)) changed.push([id, undefined]);
     this.disk = next;
-    for (const change of changes) this.replaceStored(change.id, change.entry);
+    const changes: ExternalChange[] = [];
+    for (const [id, entry] of changed) {
+      const change = this.replaceStored(id, entry);
+      if (change) changes.push(change);
+    }
     this.seen = now && { ...now, hash: textHash };
-    return changes;
+    this.announce(changes);
   }
 
   protected async loadAll(): Promise<Entry[]> {

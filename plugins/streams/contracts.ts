@@ -1,5 +1,12 @@
 import type { StreamDefinition } from './types.js';
 
+/** A definition that is not served as it is on disk, and why (for the log and /readyz). */
+export interface DefinitionTrouble {
+  stream?: string;
+  file?: string;
+  reason: string;
+}
+
 /** A problem found in a definition: where (JSON path such as `/fields/2/type`) and what. */
 export interface DefinitionProblem {
   path: string;
@@ -27,7 +34,9 @@ export interface CheckContext {
 /** Where definitions are persisted. The default store is the `streams/` folder. */
 export interface DefinitionStore {
   /** Every stored raw definition, with the file it came from when there is one. */
-  loadAll(): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>>;
+  loadAll(onInvalid?: (file: string, reason: string) => void): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>>;
+  /** The folder of definition files, when the store is one (live sync watches it). */
+  readonly path?: string;
   save(id: string, raw: Record<string, unknown>): Promise<string | undefined>;
   remove(id: string): Promise<boolean>;
   /** Optional: notice changes made by other nodes; call `onChange` with the id. */
@@ -86,4 +95,10 @@ export interface StreamRegistry {
   registerStore(type: string, factory: DefinitionStoreFactory): void;
   /** Reload one definition from the store (used when another node changed it). */
   reload(id: string): Promise<void>;
+  /**
+   * Definition files not served as they are on disk (live sync, issue #14): `degraded`
+   * (an edit that cannot be used: the last good version is served) and `unserved` (a
+   * stream whose `extends` parent is missing). For the log and /readyz details.
+   */
+  troubles(): { degraded: DefinitionTrouble[]; unserved: DefinitionTrouble[] };
 }

@@ -21,7 +21,12 @@ export class FileDefinitionStore implements DefinitionStore {
 
   constructor(private readonly folder: string) {}
 
-  async loadAll(): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>> {
+  /**
+   * Every definition file. At boot a file that is not a JSON object fails the boot naming
+   * it; live sync passes `onInvalid` instead, so a bad edit skips that file (its last good
+   * version stays served) and the others still load.
+   */
+  async loadAll(onInvalid?: (file: string, reason: string) => void): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>> {
     let names: string[];
     try {
       names = await readdir(this.folder);
@@ -33,14 +38,30 @@ export class FileDefinitionStore implements DefinitionStore {
     for (const name of names.sort()) {
       if (!name.endsWith('.json') || isTempFile(name)) continue;
       const file = path.join(this.folder, name);
-      const text = await readTextFile(file);
+      let text: string;
+      try {
+        text = await readTextFile(file);
+      } catch (error) {
+        // Removed between the listing and the read (live sync): it is simply gone.
+        if (onInvalid && (error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
       let raw: unknown;
       try {
         raw = JSON.parse(text);
       } catch (error) {
-        throw new ConfigError(`is not valid JSON: ${jsonErrorAt(text, error as Error)}`, file);
+        const reason = `is not valid JSON: ${jsonErrorAt(text, error as Error)}`;
+        if (onInvalid) {
+          onInvalid(file, reason);
+          continue;
+        }
+        throw new ConfigError(reason, file);
       }
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        if (onInvalid) {
+          onInvalid(file, 'a stream definition must be a JSON object');
+          continue;
+        }
         throw new ConfigError('a stream definition must be a JSON object', file, '/');
       }
       const record = raw as Record<string, unknown>;
@@ -50,6 +71,11 @@ export class FileDefinitionStore implements DefinitionStore {
       out.push({ raw: record, file, id });
     }
     return out;
+  }
+
+  /** The folder of the definition files (live sync watches it). */
+  get path(): string {
+    return this.folder;
   }
 
   fileOf(id: string): string {

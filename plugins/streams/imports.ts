@@ -75,3 +75,13 @@ export async function resolveFieldImports(fields: unknown, scope: ImportScope): 
   }
   return fields;
 }
+
+/** The absolute files a raw definition imports (`@path.json` in `fields`): live sync watches them. */
+export function importedFiles(raw: Record<string, unknown>, root: string): string[] {
+  const fields = raw.fields;
+  const specs: string[] = [];
+  if (isImport(fields)) specs.push(fields);
+  else if (Array.isArray(fields)) specs.push(...fields.filter(isImport));
+  else if (fields && typeof fields === 'object') specs.push(...Object.values(fields).filter(isImport));
+  return [...new Set(specs.map((spec) => path.resolve(root, spec.slice(1))))];
+}

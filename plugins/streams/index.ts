@@ -22,8 +22,9 @@ export type {
   DefinitionProblem,
   DefinitionStore,
   DefinitionStoreFactory,
+  DefinitionTrouble,
   StreamRegistry,
   WriteResult,
 } from './contracts.js';
-export { STREAM_REGISTRY } from './tokens.js';
+export { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
 export { streamsPlugin as default } from './plugin.js';

@@ -13,10 +13,12 @@ import type {
   DefinitionGuard,
   DefinitionStore,
   DefinitionStoreFactory,
+  DefinitionTrouble,
   StreamRegistry,
   WriteResult,
 } from './contracts.js';
 import { DefinitionBuilder, DefinitionProblems } from './definition-builder.js';
+import { importedFiles } from './imports.js';
 import type { StreamDefinition } from './types.js';
 
 interface RegistrySettings {
@@ -54,6 +56,19 @@ export class DefinitionRegistry implements StreamRegistry {
   private readonly storeFactories = new Map<string, DefinitionStoreFactory>();
   private store?: DefinitionStore;
   private readonly lock = new KeyedLock();
+  /**
+   * The JSON of each definition as last read from or written to the store: live sync
+   * compares the files with it, so the server's own writes (and files that did not
+   * change) are recognized and nothing is rebuilt for them.
+   */
+  private readonly storedJson = new Map<string, string>();
+  /** Definitions whose file holds an edit that cannot be used: the last good version is served. */
+  private readonly degradedBy = new Map<string, DefinitionTrouble>();
+  /** Streams not served at all: the parent they extend is missing (a file deleted by hand). */
+  private readonly orphans = new Map<string, DefinitionTrouble>();
+  private syncing: Promise<void> | undefined;
+  private syncAgain = false;
+  private readonly changedImports = new Set<string>();
 
   constructor(
     private readonly settings: RegistrySettings,
@@ -118,21 +133,28 @@ export class DefinitionRegistry implements StreamRegistry {
       pending.set(id, item);
     }
     const building = new Set<string>();
-    const buildOne = async (id: string): Promise<StreamDefinition> => {
+    const buildOne = async (id: string): Promise<StreamDefinition | undefined> => {
       const done = this.definitions.get(id);
-      if (done) return done;
+      if (done || this.orphans.has(id)) return done;
       const item = pending.get(id)!;
       building.add(id);
       const parentId = item.raw.extends;
-      if (typeof parentId === 'string' && pending.has(parentId) && !this.definitions.has(parentId)) {
+      if (typeof parentId === 'string' && parentId !== id && !this.definitions.has(parentId)) {
         if (building.has(parentId)) {
           throw new ConfigError(`extends [${parentId}], which extends [${id}]: a cycle`, item.file, '/extends');
         }
-        await buildOne(parentId);
+        // A parent deleted by hand never stops the boot: this stream waits for it (served
+        // again once the parent file is back), everything else is served.
+        if (!pending.has(parentId) || (await buildOne(parentId)) === undefined) {
+          building.delete(id);
+          this.orphan(id, item.file, parentId);
+          return undefined;
+        }
       }
       try {
         const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
         this.definitions.set(id, definition);
+        this.storedJson.set(id, JSON.stringify(item.raw));
         return definition;
       } catch (error) {
         if (error instanceof DefinitionProblems) throw asConfigError(error, item.file ?? this.settings.path);
@@ -245,6 +267,8 @@ export class DefinitionRegistry implements StreamRegistry {
       }
       await this.store!.remove(id);
       this.definitions.delete(id);
+      this.storedJson.delete(id);
+      this.degradedBy.delete(id);
       this.sorted = undefined;
       return true;
     });
@@ -264,6 +288,7 @@ export class DefinitionRegistry implements StreamRegistry {
       // without a change event (that would make the source reload what it holds).
       definition.raw = raw;
       definition.data = data;
+      this.storedJson.set(id, JSON.stringify(raw));
     });
   }
 
@@ -280,11 +305,177 @@ export class DefinitionRegistry implements StreamRegistry {
     const existed = this.definitions.has(id);
     const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
     this.definitions.set(id, definition);
+    this.storedJson.set(id, JSON.stringify(item.raw));
     this.sorted = undefined;
     await this.hooks.emit('definition.changed', { id, action: existed ? 'updated' : 'created', definition: definition as unknown as Record<string, unknown> });
   }
 
+  /**
+   * Live sync (issue #14): bring the definitions in line with the store's files after an
+   * edit on disk. Files that did not change (or hold what this server wrote) are skipped;
+   * a changed one is rebuilt and published (its children rebuilt on it); a removed one is
+   * unpublished; an edit that cannot be used keeps the last good version, logged once and
+   * listed by `troubles()`. Calls made while a sync runs are folded into one more run.
+   * `imports`: imported files that changed (the definitions importing them are rebuilt).
+   */
+  sync(imports: Iterable<string> = []): Promise<void> {
+    for (const file of imports) this.changedImports.add(file);
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      try {
+        do {
+          this.syncAgain = false;
+          await this.syncOnce();
+        } while (this.syncAgain);
+      } catch (error) {
+        this.logger.error({ err: error, path: this.settings.path }, 'reading the definition files failed; the current definitions stay served');
+      } finally {
+        this.syncing = undefined;
+      }
+    })();
+    return this.syncing;
+  }
+
+  /** Definitions not served as they are on disk: `degraded` (last good version served) and `unserved` (waiting for a parent). */
+  troubles(): { degraded: DefinitionTrouble[]; unserved: DefinitionTrouble[] } {
+    return { degraded: [...this.degradedBy.values()], unserved: [...this.orphans.values()] };
+  }
+
+  /** Every file a definition imports, with the streams importing it (live sync watches them). */
+  importsInUse(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const definition of this.definitions.values()) {
+      for (const file of importedFiles(definition.raw, this.settings.root)) out.set(file, [...(out.get(file) ?? []), definition.id]);
+    }
+    return out;
+  }
+
+  private async syncOnce(): Promise<void> {
+    const store = this.store;
+    if (!store) return;
+    const imports = new Set(this.changedImports);
+    this.changedImports.clear();
+    const published: Array<{ definition: StreamDefinition; action: 'created' | 'updated' }> = [];
+    const deleted: string[] = [];
+    await this.lock.run('definitions', async () => {
+      const invalid = new Map<string, string>();
+      const items = await store.loadAll((file, reason) => invalid.set(file, reason));
+      const byId = new Map<string, { raw: Record<string, unknown>; file?: string }>();
+      for (const item of items) {
+        const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
+        if (typeof id !== 'string' || id === this.metaId || byId.has(id)) {
+          this.trouble(id ?? item.file ?? '?', { stream: id, file: item.file, reason: id === undefined ? 'a stream definition needs an id' : `the stream id [${id}] is taken` });
+          continue;
+        }
+        byId.set(id, item);
+      }
+      for (const [file, reason] of invalid) {
+        const owner = [...this.definitions.values()].find((d) => d.file === file)?.id;
+        this.trouble(owner ?? file, { stream: owner, file, reason });
+      }
+      // Gone from disk (and not merely unreadable right now): no longer served.
+      for (const [id, definition] of this.definitions) {
+        if (byId.has(id) || (definition.file !== undefined && invalid.has(definition.file))) continue;
+        this.definitions.delete(id);
+        this.storedJson.delete(id);
+        this.degradedBy.delete(id);
+        deleted.push(id);
+      }
+      for (const id of [...this.orphans.keys()]) if (!byId.has(id)) this.orphans.delete(id);
+      for (const [key, trouble] of this.degradedBy) {
+        if (trouble.file !== undefined && !invalid.has(trouble.file) && (trouble.stream === undefined || !byId.has(trouble.stream))) this.degradedBy.delete(key);
+      }
+      // Parents first, so a child builds on its parent's new version.
+      const depth = (id: string, seen = new Set<string>()): number => {
+        const parent = byId.get(id)?.raw.extends;
+        if (typeof parent !== 'string' || !byId.has(parent) || seen.has(parent)) return 0;
+        seen.add(id);
+        return 1 + depth(parent, seen);
+      };
+      const ids = [...byId.keys()].sort((a, b) => depth(a) - depth(b));
+      for (const id of ids) {
+        const item = byId.get(id)!;
+        const json = JSON.stringify(item.raw);
+        const current = this.definitions.get(id);
+        const importChanged = current !== undefined && importedFiles(current.raw, this.settings.root).some((f) => imports.has(f));
+        if (current && this.storedJson.get(id) === json && !importChanged) {
+          if (item.file !== undefined && !invalid.has(item.file)) this.degradedBy.delete(id);
+          continue;
+        }
+        if (current && !importChanged && this.onlyOwnDataChanged(current, item.raw)) {
+          // A `self` stream's entries edited on disk: its source catches up with them itself
+          // (entry by entry, with change events); the definition keeps its object.
+          current.raw = item.raw;
+          current.data = item.raw.data;
+          this.storedJson.set(id, json);
+          this.degradedBy.delete(id);
+          continue;
+        }
+        const parent = item.raw.extends;
+        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
+          if (current) this.trouble(id, { stream: id, file: item.file, reason: `extends [${parent}], which does not exist: the last good version is served` });
+          else this.orphan(id, item.file, parent);
+          continue;
+        }
+        try {
+          const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
+          this.definitions.set(id, definition);
+          this.storedJson.set(id, json);
+          this.degradedBy.delete(id);
+          this.orphans.delete(id);
+          published.push({ definition, action: current ? 'updated' : 'created' });
+        } catch (error) {
+          const reason = error instanceof DefinitionProblems ? error.problems.map((p) => `${p.path}: ${p.message}`).join('; ') : String((error as Error).message ?? error);
+          this.trouble(id, { stream: id, file: item.file, reason: current ? `${reason} (the last good version is served)` : reason });
+        }
+      }
+      this.sorted = undefined;
+    });
+    for (const id of deleted) {
+      this.logger.info({ stream: id }, 'definition file removed: the stream is no longer served');
+      await this.hooks.emit('definition.changed', { id, action: 'deleted', definition: null });
+    }
+    for (const { definition, action } of published) {
+      this.logger.info({ stream: definition.id, path: definition.file }, `definition ${action} on disk`);
+      await this.publish(definition, action);
+    }
+  }
+
+  /** The folder of the definition files, when the store is one (live sync watches it). */
+  get storeFolder(): string | undefined {
+    return this.store?.path;
+  }
+
+  /** True when only `data` differs from the stored file and the stream keeps its entries in this very definition. */
+  private onlyOwnDataChanged(current: StreamDefinition, raw: Record<string, unknown>): boolean {
+    const source = current.config.source;
+    const stored = this.storedJson.get(current.id);
+    if (stored === undefined || source.type !== 'self' || (typeof source.file === 'string' && source.file !== '')) return false;
+    const { data: _a, ...before } = JSON.parse(stored) as Record<string, unknown>;
+    const { data: _b, ...after } = raw;
+    return JSON.stringify(before) === JSON.stringify(after);
+  }
+
+  /** Remember (and log once) why a definition file is not served as it is. */
+  private trouble(key: string, trouble: DefinitionTrouble): void {
+    const known = this.degradedBy.get(key);
+    if (known?.reason === trouble.reason && known.file === trouble.file) return;
+    this.degradedBy.set(key, trouble);
+    this.logger.error({ stream: trouble.stream, path: trouble.file }, `definition file not applied: ${trouble.reason}`);
+  }
+
+  private orphan(id: string, file: string | undefined, parent: string): void {
+    const reason = `extends [${parent}], which does not exist: not served until it does`;
+    if (this.orphans.get(id)?.reason === reason) return;
+    this.orphans.set(id, { stream: id, file, reason });
+    this.logger.error({ stream: id, path: file, parent }, `stream [${id}] ${reason}`);
+  }
+
   async close(): Promise<void> {
+    await this.syncing;
     await this.lock.idle();
     await this.store?.close?.();
   }
@@ -294,6 +485,9 @@ export class DefinitionRegistry implements StreamRegistry {
     const file = await this.store!.save(definition.id, definition.raw);
     if (file) definition.file = file;
     this.definitions.set(definition.id, definition);
+    this.storedJson.set(definition.id, JSON.stringify(definition.raw));
+    this.degradedBy.delete(definition.id);
+    this.orphans.delete(definition.id);
     this.sorted = undefined;
   }
 

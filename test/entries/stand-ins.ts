@@ -33,6 +33,7 @@ export function definitionsRegistry(definitions: StreamDefinition[]): StreamRegi
     addCheck: () => undefined,
     registerStore: () => undefined,
     reload: unsupported,
+    troubles: () => ({ degraded: [], unserved: [] }),
   };
 }
 

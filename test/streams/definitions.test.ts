@@ -164,8 +164,13 @@ describe('normalization', () => {
     expect(child.config.cache).toEqual({ enabled: false });
   });
 
-  it('rejects an unknown parent and a cycle', async () => {
-    expect(await bootError({ 'streams/a.json': { extends: 'nope' } })).toMatch(/a\.json at \/extends: extends unknown stream \[nope\]/);
+  it('boots past an unknown parent (the stream waits for it, #14 item 4) and rejects a cycle', async () => {
+    const { registry } = await boot({ 'streams/a.json': { extends: 'nope' }, 'streams/b.json': { extends: 'a' }, 'streams/c.json': {} });
+    expect(registry.list().map((d) => d.id)).toEqual(['c']);
+    expect(registry.troubles().unserved).toEqual([
+      expect.objectContaining({ stream: 'a', reason: expect.stringContaining('extends [nope], which does not exist') }),
+      expect.objectContaining({ stream: 'b', reason: expect.stringContaining('extends [a], which does not exist') }),
+    ]);
     expect(await bootError({ 'streams/a.json': { extends: 'b' }, 'streams/b.json': { extends: 'a' } })).toMatch(/cycle/);
   });
 

@@ -1,4 +1,4 @@
-import type { CacheStore, Entry, EntryKey, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from '../contracts.js';
+import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from '../contracts.js';
 
 /**
  * `config.cache`: query results (query, count, paginate) of one stream kept in a
@@ -21,7 +21,21 @@ export class CachedSource implements Source {
   ) {
     if (inner.maxIntegerKey) this.maxIntegerKey = () => inner.maxIntegerKey!();
     if (inner.allocateIntegerKey) this.allocateIntegerKey = () => inner.allocateIntegerKey!();
+    if (inner.refresh) this.refresh = (key) => inner.refresh!(key);
+    if (inner.onExternalChange) {
+      // An edit on disk is a write too: cached results computed before it are dropped
+      // (subscribed first, so the cache is clear before anyone else hears of the change).
+      inner.onExternalChange(() => {
+        this.generation++;
+        this.store.clear();
+      });
+      this.onExternalChange = (listener) => inner.onExternalChange!(listener);
+    }
   }
+
+  /** Forwarded: a cached file stream still catches up with disk edits before writes. */
+  readonly refresh?: (key?: EntryKey) => Promise<void>;
+  readonly onExternalChange?: (listener: (changes: ExternalChange[]) => void) => () => void;
 
   get type(): string {
     return this.inner.type;

@@ -1,8 +1,8 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, isTempFile, readTextFile, type Logger } from '../../../kernel/index.js';
+import { AppError, isTempFile, readTextFile, type FolderListener, type Logger } from '../../../kernel/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
-import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
+import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
 import { MemorySource } from '../memory-source.js';
 import { hasKey, keyFromName } from '../key-from-name.js';
@@ -66,22 +66,16 @@ export class FilebaseSource extends MemorySource {
         await unlink(path.join(this.folder, name)).catch(() => undefined);
         continue;
       }
-      if (name.startsWith('.')) continue;
-      const dot = name.lastIndexOf('.');
-      if (dot <= 0 || !this.codec.extensions.includes(name.slice(dot + 1))) continue;
-      wanted.push(name);
+      if (this.isEntryFile(name)) wanted.push(name);
     }
     wanted.sort();
     this.fileNames.clear();
     const loaded = await mapLimit(wanted, READ_CONCURRENCY, async (name) => {
       const file = path.join(this.folder, name);
       try {
-        const entry = this.codec.parse(await readTextFile(file));
-        const base = name.slice(0, name.lastIndexOf('.'));
-        const inside = entry[this.keyName];
-        const key = hasKey(inside) ? inside : keyFromName(base, this.definition);
-        if (!hasKey(inside)) entry[this.keyName] = key;
-        if (String(key) !== base || name !== `${base}.${this.codec.extensions[0]}`) this.fileNames.set(String(key), name);
+        const entry = this.decodeFile(name, await readTextFile(file));
+        const key = entry[this.keyName];
+        if (name !== this.standardName(keyId(key))) this.fileNames.set(keyId(key), name);
         return entry;
       } catch (error) {
         this.logger.warn({ path: file, err: error }, 'skipping unreadable entry file');
@@ -106,6 +100,143 @@ export class FilebaseSource extends MemorySource {
     return loaded.filter((e): e is Entry => e !== undefined);
   }
 
+  /** Names of entry files: `<name>.<ext>` with one of the format's extensions, not hidden, not temporary. */
+  private isEntryFile(name: string): boolean {
+    if (name.startsWith('.') || isTempFile(name)) return false;
+    const dot = name.lastIndexOf('.');
+    return dot > 0 && this.codec.extensions.includes(name.slice(dot + 1));
+  }
+
+  /** The entry a file holds, its key set (from inside the file, else from the file name). */
+  private decodeFile(name: string, text: string): Entry {
+    const entry = this.codec.parse(text);
+    const inside = entry[this.keyName];
+    if (!hasKey(inside)) entry[this.keyName] = keyFromName(name.slice(0, name.lastIndexOf('.')), this.definition);
+    return entry;
+  }
+
+  private standardName(id: string): string {
+    return `${id}.${this.codec.extensions[0]}`;
+  }
+
+  /** The key id whose entry is served from this file, if any. */
+  private idOfFile(name: string): string | undefined {
+    for (const [id, file] of this.fileNames) if (file === name) return id;
+    const base = name.slice(0, name.lastIndexOf('.'));
+    return name === this.standardName(base) && !this.fileNames.has(base) && this.storedEntry(base) !== undefined ? base : undefined;
+  }
+
+  protected override watchedFolders(): Array<[string, FolderListener]> {
+    return [[this.folder, (name) => void this.fileChanged(name).catch((error: unknown) => this.logger.error({ err: error, path: this.folder }, 'catching up with an edit on disk failed'))]];
+  }
+
+  /** Before a write of `key`: catch up with an edit of its file made on disk (one small read). */
+  async refresh(key?: EntryKey): Promise<void> {
+    await this.open();
+    if (key === undefined) return;
+    await this.fileChanged(this.fileOf(keyId(key)));
+  }
+
+  /**
+   * Live sync (issue #14): one entry file was added, changed or removed on disk (`name`
+   * undefined: anything in the folder may have). The file is read and compared with what
+   * is served, under its key's write lock: the server's own writes (same text) change
+   * nothing; an edit that cannot be parsed keeps the last good version.
+   */
+  private async fileChanged(name: string | undefined): Promise<void> {
+    try {
+      await this.open();
+    } catch {
+      return; // Not loadable now: the next successful load reads every file anyway.
+    }
+    if (name === undefined) return this.rescan();
+    if (!this.isEntryFile(name)) return;
+    const file = path.join(this.folder, name);
+    let text: string | undefined;
+    try {
+      text = await readTextFile(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const formerId = this.idOfFile(name);
+    const changes: ExternalChange[] = [];
+    if (text === undefined) {
+      if (formerId !== undefined) {
+        await this.underKeyLock(formerId, async () => {
+          if (this.idOfFile(name) !== formerId) return;
+          const change = this.replaceStored(formerId, undefined);
+          this.fileNames.delete(formerId);
+          if (change) changes.push(change);
+        });
+      }
+      this.markUnreadable(file, undefined);
+      this.duplicatesOf(name);
+      return this.announce(changes);
+    }
+    let entry: Entry;
+    try {
+      entry = this.decodeFile(name, text);
+    } catch (error) {
+      return this.markUnreadable(file, `the entry file was edited on disk and cannot be read (${(error as Error).message})`, error);
+    }
+    this.markUnreadable(file, undefined);
+    const id = keyId(entry[this.keyName]);
+    if (formerId !== undefined && formerId !== id) {
+      // The key inside the file was edited: the entry moved to its new key.
+      await this.underKeyLock(formerId, async () => {
+        const change = this.replaceStored(formerId, undefined);
+        this.fileNames.delete(formerId);
+        if (change) changes.push(change);
+      });
+    }
+    await this.underKeyLock(id, async () => {
+      const current = this.storedEntry(id);
+      // This server's own write (or nothing new): the file holds exactly what is served.
+      if (current !== undefined && this.fileOf(id) === name && this.codec.stringify(current) === text) return;
+      if (current !== undefined && this.fileOf(id) !== name) {
+        const other = path.join(this.folder, this.fileOf(id));
+        if (await readTextFile(other).then(() => true, () => false)) {
+          this.duplicates.set(id, [this.fileOf(id), name]);
+          this.logger.warn({ key: id, files: this.duplicates.get(id) }, 'one entry key in several files: its writes are refused until one file is removed');
+          return;
+        }
+      }
+      if (name === this.standardName(id)) this.fileNames.delete(id);
+      else this.fileNames.set(id, name);
+      const change = this.replaceStored(id, entry);
+      if (change) changes.push(change);
+    });
+    this.announce(changes);
+  }
+
+  /** A file of a key stored twice was removed: the other one is the only one now. */
+  private duplicatesOf(name: string): void {
+    for (const [id, files] of this.duplicates) {
+      if (!files.includes(name)) continue;
+      const rest = files.filter((f) => f !== name);
+      if (rest.length > 1) this.duplicates.set(id, rest);
+      else {
+        this.duplicates.delete(id);
+        if (rest[0] !== undefined) void this.fileChanged(rest[0]);
+      }
+    }
+  }
+
+  /** The folder appeared, was re-created or removed: compare every file with what is served. */
+  private async rescan(): Promise<void> {
+    let names: string[] = [];
+    try {
+      names = (await readdir(this.folder)).filter((name) => this.isEntryFile(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const present = new Set(names);
+    const gone = this.all()
+      .map((entry) => this.fileOf(keyId(entry[this.keyName])))
+      .filter((name) => !present.has(name));
+    await mapLimit([...names, ...gone], READ_CONCURRENCY, (name) => this.fileChanged(name));
+  }
+
   /** A key stored in several files cannot be written safely (see loadAll). */
   private assertSingleFile(id: string): void {
     const files = this.duplicates.get(id);
@@ -117,7 +248,7 @@ export class FilebaseSource extends MemorySource {
   }
 
   private fileOf(id: string): string {
-    return this.fileNames.get(id) ?? `${id}.${this.codec.extensions[0]}`;
+    return this.fileNames.get(id) ?? this.standardName(id);
   }
 
   protected override checkNewKey(id: string): void {
