@@ -30,17 +30,26 @@ export function isTempFile(name: string): boolean {
  * name, but the rename itself needs `fsyncDir` of the folder before it survives a crash.
  * Callers batching several files share that one folder fsync.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array, unchanged?: ReplaceGuard): Promise<boolean> {
+  let written: boolean;
   try {
     checkInjectedFault();
-    await writeAtomic(file, data);
+    written = await writeAtomic(file, data, unchanged);
   } catch (error) {
     throw storageError(error);
   }
   storageWritten();
+  return written;
 }
 
-async function writeAtomic(file: string, data: string | Uint8Array): Promise<void> {
+/**
+ * Asked right before the new file replaces the old one (its bytes already on disk): false
+ * when the target changed meanwhile (an edit on disk), so a read-modify-write of a whole
+ * file can start over from the edit instead of replacing it. Nothing is written then.
+ */
+export type ReplaceGuard = () => Promise<boolean>;
+
+async function writeAtomic(file: string, data: string | Uint8Array, unchanged?: ReplaceGuard): Promise<boolean> {
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w', 0o644);
   try {
@@ -52,12 +61,17 @@ async function writeAtomic(file: string, data: string | Uint8Array): Promise<voi
     throw error;
   }
   await handle.close();
+  if (unchanged !== undefined && !(await unchanged())) {
+    await unlink(temp).catch(() => undefined);
+    return false;
+  }
   try {
     await rename(temp, file);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;
   }
+  return true;
 }
 
 /**
@@ -76,19 +90,21 @@ export async function ensureDirDurable(dir: string): Promise<void> {
   for (const folder of created) await fsyncDir(path.dirname(folder));
 }
 
-export async function writeFileDurable(file: string, data: string | Uint8Array): Promise<void> {
+/** Write durably; with `unchanged`, false (nothing written) when the target changed meanwhile (see ReplaceGuard). */
+export async function writeFileDurable(file: string, data: string | Uint8Array, unchanged?: ReplaceGuard): Promise<boolean> {
   const dir = path.dirname(file);
   try {
     await ensureDirDurable(dir);
   } catch (error) {
     throw storageError(error);
   }
-  await writeFileAtomic(file, data);
+  if (!(await writeFileAtomic(file, data, unchanged))) return false;
   try {
     await fsyncDir(dir);
   } catch (error) {
     throw storageError(error);
   }
+  return true;
 }
 
 /** Remove a file durably; a missing file is not an error (the goal state holds). */

@@ -127,6 +127,11 @@ export abstract class MemorySource implements Source {
     this.logger.error({ path: file, err: error }, `${reason}: the last good version is kept`);
   }
 
+  /** True while `file` holds an edit that cannot be read. */
+  protected isUnreadable(file: string): boolean {
+    return this.unreadable.has(file);
+  }
+
   /** Files holding an unreadable edit, with why. */
   troubles(): Array<{ path: string; reason: string }> {
     return [...this.unreadable].map(([path, reason]) => ({ path, reason }));

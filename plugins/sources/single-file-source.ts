@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, readTextFile, writeFileDurable, type FolderListener, type Logger } from '../../kernel/index.js';
+import { AppError, readTextFile, writeFileDurable, type FolderListener, type Logger, type ReplaceGuard } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import type { Entry, ExternalChange } from './contracts.js';
 import { keyId } from './criteria/values.js';
@@ -73,8 +73,9 @@ export abstract class SingleFileSource extends MemorySource {
     }
   }
 
-  protected async writeText(text: string): Promise<void> {
-    await writeFileDurable(this.file, text);
+  /** Write the whole file; false when `unchanged` said the file was edited meanwhile (nothing written). */
+  protected async writeText(text: string, unchanged?: ReplaceGuard): Promise<boolean> {
+    return writeFileDurable(this.file, text, unchanged);
   }
 
   /** The file's text for catching up with disk edits (`self` reads its definition file here). */
@@ -212,18 +213,25 @@ export abstract class SingleFileSource extends MemorySource {
         try {
           await this.exclusive(async () => {
             // Apply the batch to the file as it is now, not as it was read: an edit made on
-            // disk meanwhile (other fields, other entries) is kept, never clobbered.
-            await this.catchUp();
-            const next = new Map(this.disk);
-            for (const { change } of batch) {
-              if (change.kind === 'put') next.set(change.id, change.entry);
-              else if (change.kind === 'delete') next.delete(change.id);
-              else next.clear();
+            // disk meanwhile (other fields, other entries) is kept, never clobbered. Checked
+            // again right before the new file replaces the old one; an edit that landed
+            // while the batch was encoded and synced makes it start over from that edit.
+            for (let attempt = 1; ; attempt++) {
+              await this.catchUp();
+              const next = new Map(this.disk);
+              for (const { change } of batch) {
+                if (change.kind === 'put') next.set(change.id, change.entry);
+                else if (change.kind === 'delete') next.delete(change.id);
+                else next.clear();
+              }
+              const text = await this.encode([...next.values()]);
+              const seen = this.seen;
+              const unchanged: ReplaceGuard = async () => sameFile(seen, await this.fingerprint());
+              if (!(await this.writeText(text, attempt < MAX_ATTEMPTS ? unchanged : undefined))) continue;
+              this.disk = next;
+              this.seen = await this.fingerprint(this.writesWholeText() ? text : undefined);
+              return;
             }
-            const text = await this.encode([...next.values()]);
-            await this.writeText(text);
-            this.disk = next;
-            this.seen = await this.fingerprint(this.writesWholeText() ? text : undefined);
           });
           for (const q of batch) q.resolve();
         } catch (error) {
@@ -234,6 +242,15 @@ export abstract class SingleFileSource extends MemorySource {
       this.flushing = false;
     }
   }
+}
+
+/** Rewrites started over because the file kept changing on disk; the last one writes regardless. */
+const MAX_ATTEMPTS = 5;
+
+/** Same size and mtime as last seen (a missing file matches a file never seen). */
+function sameFile(seen: Fingerprint | undefined, now: Fingerprint | undefined): boolean {
+  if (seen === undefined || now === undefined) return seen === now;
+  return seen.size === now.size && seen.mtimeMs === now.mtimeMs;
 }
 
 function hashOf(text: string): string {

@@ -18,6 +18,19 @@ export interface SourceHarness {
   create(definition: StreamDefinition): Promise<Source>;
   reopen?(definition: StreamDefinition): Promise<Source>;
   cleanup(): Promise<void>;
+  /**
+   * Sources whose store an operator edits by hand (files): change the stored entries the
+   * way an editor would, outside the source. The suite then checks live sync and that no
+   * write clobbers such an edit (issue #14 item 7).
+   */
+  disk?: DiskEditor;
+}
+
+export interface DiskEditor {
+  /** Store this whole entry by hand (create or replace). */
+  write(entry: Entry): Promise<void>;
+  /** Remove an entry by hand. */
+  remove(key: number): Promise<void>;
 }
 
 export interface ContractOptions {
@@ -59,6 +72,19 @@ export const FILMS: Entry[] = [
 ];
 
 const keysOf = (entries: Entry[]): unknown[] => entries.map((e) => e.id);
+
+/** Poll until `check` passes, up to 3 s (live sync serves a disk edit within the issue's 2 s). */
+async function eventually(check: () => Promise<void>, ms = 3000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
 
 function w(field: string, operator: WhereClause['operator'], value: unknown, boolean: 'and' | 'or' = 'and'): WhereClause {
   return { boolean, field, operator, value };
@@ -262,6 +288,82 @@ export function runSourceContract(name: string, makeHarness: () => Promise<Sourc
       expect(await second.get(2)).toMatchObject({ title: 'patched', rating: 0 });
       expect(await second.get(4)).toMatchObject({ title: '', year: 0, rating: 0, seen: false, director: null, tags: ['zero'] });
       expect(await second.get(1)).toMatchObject(FILMS[0]!);
+    });
+
+    describe('edits made on disk (live sync and never clobber)', () => {
+      async function withDisk(): Promise<{ source: Source; disk: DiskEditor } | undefined> {
+        const source = await fresh(FILMS);
+        if (!harness!.disk) {
+          console.info(`[${name}] no files to edit by hand: disk-edit cases skipped`);
+          expect(harness!.disk).toBeUndefined();
+          return undefined;
+        }
+        return { source, disk: harness!.disk };
+      }
+
+      it('serves an edit, an addition and a removal made on disk while serving, and tells its listeners', async () => {
+        const ready = await withDisk();
+        if (!ready) return;
+        const { source, disk } = ready;
+        const heard: string[] = [];
+        source.onExternalChange?.((changes) => {
+          for (const c of changes) heard.push(`${c.entry ? (c.previous ? 'updated' : 'created') : 'deleted'} ${String(c.key)}`);
+        });
+        await disk.write({ ...FILMS[0]!, title: 'Edited on disk' });
+        await disk.write({ id: 42, title: 'Added on disk', year: 2042 });
+        await disk.remove(3);
+        await eventually(async () => {
+          expect(await source.get(1)).toMatchObject({ title: 'Edited on disk' });
+          expect(await source.get(42)).toMatchObject({ title: 'Added on disk', year: 2042 });
+          expect(await source.get(3)).toBeUndefined();
+        });
+        expect(keysOf(await source.query({ where: [w('year', '>', 2000)], orderBy: [] }))).toEqual([10, 11, 42]);
+        expect(await source.count([])).toBe(FILMS.length);
+        if (source.onExternalChange) expect(heard.sort()).toEqual(['created 42', 'deleted 3', 'updated 1']);
+      });
+
+      it('a write racing a disk edit of another entry keeps both, also after a reopen', async () => {
+        const ready = await withDisk();
+        if (!ready) return;
+        const { source, disk } = ready;
+        await disk.write({ ...FILMS[1]!, title: 'Disk' });
+        await source.refresh?.(2);
+        await source.put(1, { ...FILMS[0]!, title: 'API' });
+        await source.refresh?.(2);
+        expect(await source.get(2)).toMatchObject({ title: 'Disk' });
+        expect(await source.get(1)).toMatchObject({ title: 'API' });
+        if (!harness!.reopen) return;
+        await source.close();
+        const again = await harness!.reopen(contractDefinition(options.source, options.cache));
+        opened.push(again);
+        expect(await again.get(2)).toMatchObject({ title: 'Disk' });
+        expect(await again.get(1)).toMatchObject({ title: 'API' });
+      });
+
+      it('a burst of writes while entries are edited on disk loses neither', async () => {
+        const ready = await withDisk();
+        if (!ready) return;
+        const { source, disk } = ready;
+        const writes = Array.from({ length: 20 }, (_, i) => source.put(100 + i, { id: 100 + i, title: `api ${i}` }));
+        const edits = (async () => {
+          for (let i = 0; i < 5; i++) {
+            await disk.write({ ...FILMS[i]!, title: `disk ${i}` });
+            await new Promise((r) => setTimeout(r, 2));
+          }
+        })();
+        await Promise.all([...writes, edits]);
+        for (let i = 0; i < 5; i++) await source.refresh?.(FILMS[i]!.id as number);
+        await eventually(async () => {
+          for (let i = 0; i < 5; i++) expect(await source.get(FILMS[i]!.id as number)).toMatchObject({ title: `disk ${i}` });
+        });
+        for (let i = 0; i < 20; i++) expect(await source.get(100 + i)).toMatchObject({ title: `api ${i}` });
+        if (!harness!.reopen) return;
+        await source.close();
+        const again = await harness!.reopen(contractDefinition(options.source, options.cache));
+        opened.push(again);
+        expect(await again.count([])).toBe(FILMS.length + 20);
+        for (let i = 0; i < 5; i++) expect(await again.get(FILMS[i]!.id as number)).toMatchObject({ title: `disk ${i}` });
+      });
     });
 
     if (options.fileKeys) {

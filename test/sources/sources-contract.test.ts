@@ -10,5 +10,6 @@ runSourceContract('file csv', builtInHarness(), { source: { type: 'file', format
 runSourceContract('self', builtInHarness({ self: true }), { source: { type: 'self' } });
 runSourceContract('collection', async () => {
   const h = await builtInHarness()();
+  // Entries kept in the definition only: nothing to reopen, no files to edit by hand.
   return { create: h.create, cleanup: h.cleanup };
 }, { source: { type: 'collection' } });

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -22,12 +22,12 @@ const rows = [
 
 type Kind = 'filebase' | 'file' | 'self';
 
-async function boot(kind: Kind): Promise<TestApp> {
-  if (kind === 'filebase') return startApp({ streams: { things: { fields } }, data: { things: rows } });
+async function boot(kind: Kind, config?: Record<string, unknown>): Promise<TestApp> {
+  if (kind === 'filebase') return startApp({ streams: { things: { fields } }, data: { things: rows }, config });
   if (kind === 'file') {
-    return startApp({ streams: { things: { fields, config: { source: { type: 'file', file: 'things.json' } } } }, files: { 'things.json': rows } });
+    return startApp({ streams: { things: { fields, config: { source: { type: 'file', file: 'things.json' } } } }, files: { 'things.json': rows }, config });
   }
-  return startApp({ streams: { things: { fields, config: { source: { type: 'self' } }, data: rows } } });
+  return startApp({ streams: { things: { fields, config: { source: { type: 'self' } }, data: rows } }, config });
 }
 
 const E = '/api/streams/things/entries';
@@ -68,13 +68,32 @@ describe.each<Kind>(['filebase', 'file', 'self'])('optimistic concurrency on ent
   });
 });
 
-describe.each<Exclude<Kind, 'filebase'>>(['file', 'self'])('never clobber a disk edit: %s', (kind) => {
-  const fileOf = (a: TestApp): string => path.join(a.root, kind === 'file' ? 'things.json' : 'streams/things.json');
+/**
+ * Item 2 and the item 7 cases "a disk edit racing an API write" and "a stale If-Match per
+ * write method", per source. Live sync is off here (`streams.watch: false`), so what is
+ * tested is the check every write makes itself; with it on, the watcher would have caught
+ * up already (test/sync/live-sync.test.ts).
+ */
+describe.each<Kind>(['filebase', 'file', 'self'])('never clobber a disk edit: %s', (kind) => {
+  const folderOf = (a: TestApp): string => path.join(a.root, 'streams/data/things');
+  const fileOf = (a: TestApp): string => (kind === 'filebase' ? path.join(folderOf(a), '1.json') : path.join(a.root, kind === 'file' ? 'things.json' : 'streams/things.json'));
   const readRows = (a: TestApp): Array<Record<string, unknown>> => {
+    if (kind === 'filebase') {
+      return readdirSync(folderOf(a))
+        .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+        .map((n) => JSON.parse(readFileSync(path.join(folderOf(a), n), 'utf8')) as Record<string, unknown>)
+        .sort((x, y) => (x.id as number) - (y.id as number));
+    }
     const parsed = JSON.parse(readFileSync(fileOf(a), 'utf8')) as unknown;
     return (kind === 'file' ? parsed : (parsed as { data: unknown }).data) as Array<Record<string, unknown>>;
   };
   const editOnDisk = (a: TestApp, edit: (list: Array<Record<string, unknown>>) => void): void => {
+    if (kind === 'filebase') {
+      const list = readRows(a);
+      edit(list);
+      for (const row of list) writeFileSync(path.join(folderOf(a), `${String(row.id)}.json`), `${JSON.stringify(row, null, 2)}\n\n`);
+      return;
+    }
     const file = fileOf(a);
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | Array<Record<string, unknown>>;
     const list = (kind === 'file' ? parsed : (parsed as { data: unknown }).data) as Array<Record<string, unknown>>;
@@ -83,7 +102,8 @@ describe.each<Exclude<Kind, 'filebase'>>(['file', 'self'])('never clobber a disk
   };
 
   it('an API write keeps a disk edit of another entry and of other fields', async () => {
-    app = await boot(kind);
+    app = await boot(kind, { streams: { watch: false } });
+    expect((await app.request('GET', `${E}/1`)).status).toBe(200);
     editOnDisk(app, (list) => {
       list[1]!.name = 'two edited on disk';
       list[0]!.size = 100;
@@ -97,11 +117,13 @@ describe.each<Exclude<Kind, 'filebase'>>(['file', 'self'])('never clobber a disk
       { id: 2, name: 'two edited on disk', size: 2 },
       { id: 3, name: 'three from disk', size: 3 },
     ]);
-    expect((await app.request('GET', `${E}/3`)).json.data.name).toBe('three from disk');
+    // A whole-file rewrite caught up with the file; a filebase entry file of another key is
+    // read by the watcher (off here) or at the next boot, and was left alone meanwhile.
+    if (kind !== 'filebase') expect((await app.request('GET', `${E}/3`)).json.data.name).toBe('three from disk');
   });
 
   it('a stale If-Match after a disk edit of that entry answers 412 and keeps the edit', async () => {
-    app = await boot(kind);
+    app = await boot(kind, { streams: { watch: false } });
     const etag = (await app.request('GET', `${E}/1`)).headers.etag!;
     editOnDisk(app, (list) => {
       list[0]!.name = 'edited on disk';
@@ -118,7 +140,7 @@ describe.each<Exclude<Kind, 'filebase'>>(['file', 'self'])('never clobber a disk
   });
 
   it('an edit on disk that cannot be parsed is never overwritten: the write answers 409', async () => {
-    app = await boot(kind);
+    app = await boot(kind, { streams: { watch: false } });
     expect((await app.request('GET', `${E}/1`)).status).toBe(200);
     writeFileSync(fileOf(app), '{ broken');
     const res = await app.request('PATCH', `${E}/1`, { name: 'api' });

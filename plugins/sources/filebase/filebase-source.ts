@@ -134,7 +134,12 @@ export class FilebaseSource extends MemorySource {
   async refresh(key?: EntryKey): Promise<void> {
     await this.open();
     if (key === undefined) return;
-    await this.fileChanged(this.fileOf(keyId(key)));
+    const name = this.fileOf(keyId(key));
+    await this.fileChanged(name);
+    // The broken edit is never overwritten blind: the operator fixes (or removes) it first.
+    if (this.isUnreadable(path.join(this.folder, name))) {
+      throw new AppError(409, `The file of entry [${keyId(key)}] was edited on disk and cannot be read; fix it before writing.`);
+    }
   }
 
   /**

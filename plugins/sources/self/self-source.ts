@@ -1,4 +1,4 @@
-import { AppError, type Logger } from '../../../kernel/index.js';
+import { AppError, type Logger, type ReplaceGuard } from '../../../kernel/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
 import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
 import { decodeJsonEntries, encodeJsonEntries, type JsonShape } from '../file/json-codec.js';
@@ -64,10 +64,13 @@ export class SelfSource extends SingleFileSource {
     return JSON.stringify(encodeJsonEntries(entries, this.shape, this.keyName));
   }
 
-  protected override async writeText(dataJson: string): Promise<void> {
+  protected override async writeText(dataJson: string, unchanged?: ReplaceGuard): Promise<boolean> {
     // The registry writes the same file (PUT/PATCH/DELETE of the definition): one writer,
     // one lock, so neither loses the other's change (found in review).
-    if (this.definitions) return this.definitions.updateData(this.definition.id, JSON.parse(dataJson) as unknown);
+    if (this.definitions) {
+      await this.definitions.updateData(this.definition.id, JSON.parse(dataJson) as unknown);
+      return true;
+    }
     if (!this.file) {
       throw new AppError(409, `Stream [${this.definition.id}] keeps its entries in its definition, which has no file to write to.`);
     }
@@ -79,7 +82,7 @@ export class SelfSource extends SingleFileSource {
       throw new AppError(500, `The definition file of stream [${this.definition.id}] cannot be parsed; its data was not written.`);
     }
     raw.data = JSON.parse(dataJson) as unknown;
-    await super.writeText(`${JSON.stringify(raw, null, 2)}\n`);
+    return super.writeText(`${JSON.stringify(raw, null, 2)}\n`, unchanged);
   }
 }
 
