@@ -30,11 +30,11 @@ export function isTempFile(name: string): boolean {
  * name, but the rename itself needs `fsyncDir` of the folder before it survives a crash.
  * Callers batching several files share that one folder fsync.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, unchanged?: ReplaceGuard): Promise<boolean> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array, options: ReplaceOptions = {}): Promise<boolean> {
   let written: boolean;
   try {
     checkInjectedFault();
-    written = await writeAtomic(file, data, unchanged);
+    written = await writeAtomic(file, data, options);
   } catch (error) {
     throw storageError(error);
   }
@@ -49,12 +49,26 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, u
  */
 export type ReplaceGuard = () => Promise<boolean>;
 
-async function writeAtomic(file: string, data: string | Uint8Array, unchanged?: ReplaceGuard): Promise<boolean> {
+/** For writers that must tell their own file from an edit made after it (live file sync). */
+export interface ReplaceOptions {
+  unchanged?: ReplaceGuard;
+  /**
+   * Told the new file's size and mtime, read from it before the rename (a rename keeps
+   * both): a stat after the rename could already see an edit made right after it.
+   */
+  written?: (stat: { size: number; mtimeMs: number }) => void;
+}
+
+async function writeAtomic(file: string, data: string | Uint8Array, { unchanged, written }: ReplaceOptions): Promise<boolean> {
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(data);
     await handle.sync();
+    if (written !== undefined) {
+      const st = await handle.stat();
+      written({ size: st.size, mtimeMs: st.mtimeMs });
+    }
   } catch (error) {
     await handle.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
@@ -90,15 +104,15 @@ export async function ensureDirDurable(dir: string): Promise<void> {
   for (const folder of created) await fsyncDir(path.dirname(folder));
 }
 
-/** Write durably; with `unchanged`, false (nothing written) when the target changed meanwhile (see ReplaceGuard). */
-export async function writeFileDurable(file: string, data: string | Uint8Array, unchanged?: ReplaceGuard): Promise<boolean> {
+/** Write durably; with `options.unchanged`, false (nothing written) when the target changed meanwhile (see ReplaceGuard). */
+export async function writeFileDurable(file: string, data: string | Uint8Array, options?: ReplaceOptions): Promise<boolean> {
   const dir = path.dirname(file);
   try {
     await ensureDirDurable(dir);
   } catch (error) {
     throw storageError(error);
   }
-  if (!(await writeFileAtomic(file, data, unchanged))) return false;
+  if (!(await writeFileAtomic(file, data, options))) return false;
   try {
     await fsyncDir(dir);
   } catch (error) {

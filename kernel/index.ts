@@ -10,7 +10,7 @@ export { injectStorageFault, storageFailure, STORAGE_RETRY_AFTER } from './stora
 export { AppError, BadRequestError, ConfigError, NotFoundError, ValidationError, isAppError, type ErrorElement } from './errors.js';
 export { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
 export type { Logger } from './logger.js';
-export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard } from './durable-fs.js';
+export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions } from './durable-fs.js';
 export { KeyedLock } from './keyed-lock.js';
 export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './folder-watcher.js';

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, readTextFile, writeFileDurable, type FolderListener, type Logger, type ReplaceGuard } from '../../kernel/index.js';
+import { AppError, readTextFile, writeFileDurable, type FolderListener, type Logger, type ReplaceOptions } from '../../kernel/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import type { Entry, ExternalChange } from './contracts.js';
 import { keyId } from './criteria/values.js';
@@ -73,9 +73,9 @@ export abstract class SingleFileSource extends MemorySource {
     }
   }
 
-  /** Write the whole file; false when `unchanged` said the file was edited meanwhile (nothing written). */
-  protected async writeText(text: string, unchanged?: ReplaceGuard): Promise<boolean> {
-    return writeFileDurable(this.file, text, unchanged);
+  /** Write the whole file; false when `options.unchanged` said the file was edited meanwhile (nothing written). */
+  protected async writeText(text: string, options?: ReplaceOptions): Promise<boolean> {
+    return writeFileDurable(this.file, text, options);
   }
 
   /** The file's text for catching up with disk edits (`self` reads its definition file here). */
@@ -226,10 +226,15 @@ export abstract class SingleFileSource extends MemorySource {
               }
               const text = await this.encode([...next.values()]);
               const seen = this.seen;
-              const unchanged: ReplaceGuard = async () => sameFile(seen, await this.fingerprint());
-              if (!(await this.writeText(text, attempt < MAX_ATTEMPTS ? unchanged : undefined))) continue;
+              let wrote: Fingerprint | undefined;
+              const options: ReplaceOptions = {
+                unchanged: attempt < MAX_ATTEMPTS ? async () => sameFile(seen, await this.fingerprint()) : undefined,
+                written: (st) => (wrote = { ...st, hash: this.writesWholeText() ? hashOf(text) : undefined }),
+              };
+              if (!(await this.writeText(text, options))) continue;
               this.disk = next;
-              this.seen = await this.fingerprint(this.writesWholeText() ? text : undefined);
+              // The new file's own size and mtime: an edit right after the rename differs from them.
+              this.seen = wrote ?? (await this.fingerprint(this.writesWholeText() ? text : undefined));
               return;
             }
           });

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,18 +71,39 @@ export function builtInHarness(options: { self?: boolean } = {}): () => Promise<
         return;
       }
       if (source.type === 'self') {
-        const raw = JSON.parse(readFileSync(definitionFile, 'utf8')) as { data: Entry[] };
-        raw.data = change(raw.data ?? []);
-        writeFileSync(definitionFile, JSON.stringify(raw, null, 2));
-        return;
+        return carefulEdit(definitionFile, (text) => {
+          const raw = JSON.parse(text) as { data: Entry[] };
+          raw.data = change(raw.data ?? []);
+          return JSON.stringify(raw, null, 2);
+        });
       }
       const file = path.join(root, `streams/data/films.${format}`);
-      const text = readFileSync(file, 'utf8');
-      const list = format === 'csv' ? decodeCsv(text) : (JSON.parse(text) as Entry[]);
-      const next = change(list);
-      writeFileSync(file, format === 'csv' ? encodeCsv(next, 'id') : JSON.stringify(next, null, 2));
+      carefulEdit(file, (text) => {
+        const next = change(format === 'csv' ? decodeCsv(text) : (JSON.parse(text) as Entry[]));
+        return format === 'csv' ? encodeCsv(next, 'id') : JSON.stringify(next, null, 2);
+      });
     }
   };
+}
+
+/**
+ * A whole-file edit by an editor that does not itself lose the server's writes: it saves
+ * to a temp file and renames it over the original only when the original did not change
+ * while it edited (else it starts over). What is tested is the server's side: that none
+ * of *its* rewrites loses such an edit.
+ */
+function carefulEdit(file: string, edit: (text: string) => string): void {
+  for (;;) {
+    const before = statSync(file);
+    const text = edit(readFileSync(file, 'utf8'));
+    const temp = `${file}.edit`;
+    writeFileSync(temp, text);
+    const now = statSync(file);
+    if (now.ino === before.ino && now.mtimeMs === before.mtimeMs && now.size === before.size) {
+      renameSync(temp, file);
+      return;
+    }
+  }
 }
 
 /** An entry file as a person writes it: JSON, YAML, or front matter with the body below. */

@@ -157,61 +157,66 @@ export class FilebaseSource extends MemorySource {
     if (name === undefined) return this.rescan();
     if (!this.isEntryFile(name)) return;
     const file = path.join(this.folder, name);
-    let text: string | undefined;
-    try {
-      text = await readTextFile(file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    // Which keys this file concerns: the one it held, and the one it holds now. Each is then
+    // handled under its key's write lock, reading the file again there: an API write or delete
+    // of that key that ran meanwhile is never undone by a read made before it.
+    const first = await this.readEntryFile(name);
     const formerId = this.idOfFile(name);
+    const nowId = first.entry === undefined ? undefined : keyId(first.entry[this.keyName]);
+    if (first.error !== undefined) return this.markUnreadable(file, first.error.reason, first.error.cause);
     const changes: ExternalChange[] = [];
-    if (text === undefined) {
-      if (formerId !== undefined) {
-        await this.underKeyLock(formerId, async () => {
-          if (this.idOfFile(name) !== formerId) return;
-          const change = this.replaceStored(formerId, undefined);
-          this.fileNames.delete(formerId);
+    for (const id of new Set([formerId, nowId])) {
+      if (id === undefined) continue;
+      await this.underKeyLock(id, async () => {
+        const current = await this.readEntryFile(name);
+        if (current.error !== undefined) return this.markUnreadable(file, current.error.reason, current.error.cause);
+        this.markUnreadable(file, undefined);
+        const holds = current.entry === undefined ? undefined : keyId(current.entry[this.keyName]);
+        if (holds !== id) {
+          // The file no longer holds this key (removed, or its key edited): the entry is gone
+          // when this file was the one serving it.
+          if (this.idOfFile(name) !== id) return;
+          this.fileNames.delete(id);
+          const change = this.replaceStored(id, undefined);
           if (change) changes.push(change);
-        });
-      }
-      this.markUnreadable(file, undefined);
-      this.duplicatesOf(name);
-      return this.announce(changes);
-    }
-    let entry: Entry;
-    try {
-      entry = this.decodeFile(name, text);
-    } catch (error) {
-      return this.markUnreadable(file, `the entry file was edited on disk and cannot be read (${(error as Error).message})`, error);
-    }
-    this.markUnreadable(file, undefined);
-    const id = keyId(entry[this.keyName]);
-    if (formerId !== undefined && formerId !== id) {
-      // The key inside the file was edited: the entry moved to its new key.
-      await this.underKeyLock(formerId, async () => {
-        const change = this.replaceStored(formerId, undefined);
-        this.fileNames.delete(formerId);
+          return;
+        }
+        const entry = current.entry!;
+        const served = this.storedEntry(id);
+        // This server's own write (or nothing new): the file holds exactly what is served.
+        if (served !== undefined && this.fileOf(id) === name && this.codec.stringify(served) === current.text) return;
+        if (served !== undefined && this.fileOf(id) !== name) {
+          const other = path.join(this.folder, this.fileOf(id));
+          if (await readTextFile(other).then(() => true, () => false)) {
+            this.duplicates.set(id, [this.fileOf(id), name]);
+            this.logger.warn({ key: id, files: this.duplicates.get(id) }, 'one entry key in several files: its writes are refused until one file is removed');
+            return;
+          }
+        }
+        if (name === this.standardName(id)) this.fileNames.delete(id);
+        else this.fileNames.set(id, name);
+        const change = this.replaceStored(id, entry);
         if (change) changes.push(change);
       });
     }
-    await this.underKeyLock(id, async () => {
-      const current = this.storedEntry(id);
-      // This server's own write (or nothing new): the file holds exactly what is served.
-      if (current !== undefined && this.fileOf(id) === name && this.codec.stringify(current) === text) return;
-      if (current !== undefined && this.fileOf(id) !== name) {
-        const other = path.join(this.folder, this.fileOf(id));
-        if (await readTextFile(other).then(() => true, () => false)) {
-          this.duplicates.set(id, [this.fileOf(id), name]);
-          this.logger.warn({ key: id, files: this.duplicates.get(id) }, 'one entry key in several files: its writes are refused until one file is removed');
-          return;
-        }
-      }
-      if (name === this.standardName(id)) this.fileNames.delete(id);
-      else this.fileNames.set(id, name);
-      const change = this.replaceStored(id, entry);
-      if (change) changes.push(change);
-    });
+    if (first.entry === undefined) this.duplicatesOf(name);
     this.announce(changes);
+  }
+
+  /** One entry file as it is now: its text and entry, nothing when missing, or why it cannot be read. */
+  private async readEntryFile(name: string): Promise<{ text?: string; entry?: Entry; error?: { reason: string; cause: unknown } }> {
+    let text: string;
+    try {
+      text = await readTextFile(path.join(this.folder, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      return { error: { reason: `the entry file cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, cause: error } };
+    }
+    try {
+      return { text, entry: this.decodeFile(name, text) };
+    } catch (error) {
+      return { error: { reason: `the entry file was edited on disk and cannot be read (${(error as Error).message})`, cause: error } };
+    }
   }
 
   /** A file of a key stored twice was removed: the other one is the only one now. */

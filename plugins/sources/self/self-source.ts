@@ -1,4 +1,4 @@
-import { AppError, type Logger, type ReplaceGuard } from '../../../kernel/index.js';
+import { AppError, type Logger, type ReplaceOptions } from '../../../kernel/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
 import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
 import { decodeJsonEntries, encodeJsonEntries, type JsonShape } from '../file/json-codec.js';
@@ -64,7 +64,7 @@ export class SelfSource extends SingleFileSource {
     return JSON.stringify(encodeJsonEntries(entries, this.shape, this.keyName));
   }
 
-  protected override async writeText(dataJson: string, unchanged?: ReplaceGuard): Promise<boolean> {
+  protected override async writeText(dataJson: string, options?: ReplaceOptions): Promise<boolean> {
     // The registry writes the same file (PUT/PATCH/DELETE of the definition): one writer,
     // one lock, so neither loses the other's change (found in review).
     if (this.definitions) {
@@ -82,7 +82,7 @@ export class SelfSource extends SingleFileSource {
       throw new AppError(500, `The definition file of stream [${this.definition.id}] cannot be parsed; its data was not written.`);
     }
     raw.data = JSON.parse(dataJson) as unknown;
-    return super.writeText(`${JSON.stringify(raw, null, 2)}\n`, unchanged);
+    return super.writeText(`${JSON.stringify(raw, null, 2)}\n`, options);
   }
 }
 
