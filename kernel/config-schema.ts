@@ -17,6 +17,8 @@ export const configSchema = {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
         max_body: { type: 'integer', minimum: 1, default: 1048576 },
+        /** A streamed response (SSE) or WebSocket whose client does not read is dropped past this many queued bytes. */
+        stream_buffer_bytes: { type: 'integer', minimum: 1024, default: 1048576 },
         base_url: { type: ['string', 'null'], pattern: '^https?://', default: null },
         trust_proxy: { type: 'boolean', default: false },
         body_timeout_ms: { type: 'integer', minimum: 1, default: 10000 },
@@ -113,6 +115,42 @@ export const configSchema = {
         },
       },
     },
+    /** Change feed, Server-Sent Events, WebSocket subscriptions and webhooks (docs/realtime.md). */
+    realtime: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        history: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            count: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
+            max_age_seconds: { type: 'integer', minimum: 1, default: 86400 },
+          },
+        },
+        heartbeat_seconds: { type: 'integer', minimum: 1, maximum: 3600, default: 15 },
+        webhooks: {
+          type: 'array',
+          default: [],
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['url'],
+            properties: {
+              url: { type: 'string', pattern: '^https?://' },
+              streams: { type: 'array', items: { type: 'string', minLength: 1 } },
+              events: { type: 'array', items: { enum: ['created', 'updated', 'deleted'] }, uniqueItems: true },
+              secret: { type: 'string', minLength: 1 },
+            },
+          },
+        },
+        webhook_timeout_ms: { type: 'integer', minimum: 100, default: 10000 },
+        webhook_max_attempts: { type: 'integer', minimum: 1, maximum: 100, default: 15 },
+        webhook_retry_base_ms: { type: 'integer', minimum: 10, default: 1000 },
+      },
+    },
     log: {
       type: 'object',
       additionalProperties: false,
@@ -194,6 +232,7 @@ export interface KernelConfig {
     host: string;
     port: number;
     max_body: number;
+    stream_buffer_bytes: number;
     base_url: string | null;
     trust_proxy: boolean;
     body_timeout_ms: number;
@@ -233,6 +272,14 @@ export interface KernelConfig {
     watch: boolean;
     /** Per stream: filtered-match lists, cached query results (`config.cache`); per API: reply bodies. */
     caches: { match_bytes: number; results_bytes: number; replies_bytes: number };
+  };
+  realtime: {
+    history: { count: number; max_age_seconds: number };
+    heartbeat_seconds: number;
+    webhooks: Array<{ url: string; streams?: string[]; events?: Array<'created' | 'updated' | 'deleted'>; secret?: string }>;
+    webhook_timeout_ms: number;
+    webhook_max_attempts: number;
+    webhook_retry_base_ms: number;
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
   plugins: Array<string | PluginEntryConfig>;

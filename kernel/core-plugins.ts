@@ -12,8 +12,9 @@ export const CORE_PLUGINS: Record<string, string> = {
   api: '../plugins/api/index.js',
   routes: '../plugins/routes/index.js',
   openapi: '../plugins/openapi/index.js',
+  realtime: '../plugins/realtime/index.js',
   mongodb: '../plugins/mongodb/index.js',
 };
 
 /** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed. */
-export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'routes', 'openapi'];
+export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'routes', 'openapi', 'realtime'];

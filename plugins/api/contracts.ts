@@ -80,12 +80,20 @@ export interface ExtraEndpoint {
   /** Counts as a write for middleware (readonly...). */
   write?: boolean;
   handler: (request: ApiRequest) => Promise<HttpReply>;
+  /**
+   * How the live OpenAPI document shows it: an OpenAPI operation object (summary,
+   * parameters, responses...). Error statuses are added by the document. A `:stream`
+   * pattern is listed once per stream. Without it the endpoint is left out.
+   */
+  openapi?: Record<string, unknown>;
 }
 
 /** The API plugin's service: middleware, resource/endpoint middleware, envelope helpers. */
 export interface ApiService {
   /** Add an endpoint under every interface (call in `register`, before the API boots). */
   addEndpoint(endpoint: ExtraEndpoint): void;
+  /** Every endpoint added so far (the OpenAPI document lists those that describe themselves). */
+  extraEndpoints(): readonly ExtraEndpoint[];
   readonly middleware: MiddlewareRegistry;
   /** Middleware for every endpoint of a resource, on every interface (call before the API boots). */
   addResourceMiddleware(resource: ResourceName, ...specs: string[]): void;

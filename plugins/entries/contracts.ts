@@ -94,6 +94,12 @@ export interface EntriesService {
   /** Every source used so far is open and healthy (for /readyz). */
   ready(): Promise<boolean>;
   /**
+   * A predicate over stored entries for list-style filters (`where[...]`, `constraint[...]`),
+   * checked and cast exactly as `list` does (400 on a bad field or value): the realtime feed
+   * filters changes with it.
+   */
+  matcher(stream: string, where: WhereClause[]): (entry: EntryAttributes) => boolean;
+  /**
    * What /readyz shows without taking the node out (issue #14): `degraded` files (an edit
    * on disk that cannot be used: the last good version is served), `unserved` streams (their
    * `extends` parent is missing) and `warnings` (relationships to streams that do not

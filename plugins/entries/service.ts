@@ -3,6 +3,7 @@ import type { EntryHookPayload } from '../../kernel/index.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
   assertFieldName,
+  compileWhere,
   keyId,
   normalizeOperator,
   normalizeWhere,
@@ -80,6 +81,11 @@ export class EntriesServiceImpl implements EntriesService {
     const text = JSON.stringify(this.deps.fields().serialize(stream, entry));
     this.json.set(entry, { definition: stream, text });
     return text;
+  }
+
+  matcher(stream: string, where: WhereClause[]): (entry: EntryAttributes) => boolean {
+    const definition = this.deps.streams.require(stream);
+    return compileWhere(where.map((c) => this.castClause(definition, c)));
   }
 
   async list(stream: string, query: ListQuery): Promise<ListResult> {

@@ -42,6 +42,8 @@ export interface HttpRequest {
   setResponseHeader(name: string, value: string): void;
   /** Per-request state shared by middleware and handlers (e.g. `user` after auth). */
   readonly locals: Record<string, unknown>;
+  /** True for a WebSocket upgrade request (a reply with `upgrade` accepts it). */
+  readonly upgrade: boolean;
 }
 
 export interface HttpReply {
@@ -52,6 +54,55 @@ export interface HttpReply {
   headers?: Array<[string, string]>;
   /** Omitted for 204/304; for HEAD the transport sends only the headers. */
   body?: string | Uint8Array;
+  /**
+   * A body written over time (Server-Sent Events) instead of `body`: the transport sends the
+   * status and headers, then hands the open response to this function. The request counts
+   * as handled from then on (a long-lived stream never holds up a draining shutdown).
+   */
+  stream?: (sink: StreamSink) => void;
+  /** Accept a WebSocket upgrade request (`request.upgrade`) with this session; `status` is ignored. */
+  upgrade?: WebSocketAccept;
+}
+
+/** An open streamed response (see HttpReply.stream). */
+export interface StreamSink {
+  /** Write a chunk; false when the client is not keeping up (the chunk is buffered anyway). */
+  write(chunk: string): boolean;
+  /** Bytes written but not yet taken by the client. */
+  readonly buffered: number;
+  /** End the response. */
+  end(): void;
+  /** Called once when the response ends, by `end` or because the client went away. */
+  onClose(listener: () => void): void;
+  readonly closed: boolean;
+}
+
+/** One WebSocket connection, on either transport. */
+export interface WebSocketPeer {
+  /** Send a text message; false when it could not be queued (the peer is then being dropped). */
+  send(text: string): boolean;
+  /** Bytes queued and not yet taken by the client. */
+  readonly buffered: number;
+  close(code?: number, reason?: string): void;
+}
+
+/** What a WebSocket session does with its peer's messages. */
+export interface WebSocketSession {
+  onMessage(text: string): void;
+  onClose(): void;
+}
+
+export type WebSocketAccept = (peer: WebSocketPeer) => WebSocketSession;
+
+/** A request routed without a socket (see HttpServer.inject). */
+export interface InjectedRequest {
+  method: string;
+  path: string;
+  query?: string;
+  headers?: Record<string, string>;
+  ip?: string;
+  /** Copied into `request.locals` (the caller keeps the object to read what handlers left in it). */
+  locals?: Record<string, unknown>;
 }
 
 export type RouteHandler = (request: HttpRequest) => HttpReply | Promise<HttpReply>;
@@ -88,6 +139,14 @@ export interface HttpServer {
   route(method: string | string[], pattern: string, handler: RouteHandler): void;
   /** Add a check to `/readyz` (all must pass). */
   addReadinessCheck(name: string, check: ReadinessCheck): void;
+  /**
+   * Route a request without a socket, through the same routes and middleware as a real one
+   * (no body): a WebSocket subscription asks "would this GET be allowed?" this way, so it
+   * gets exactly the gate, auth and throttle answers a GET gets.
+   */
+  inject(request: InjectedRequest): Promise<HttpReply>;
+  /** Largest number of bytes a streamed response or a WebSocket may have queued before it is dropped. */
+  readonly maxBufferedBytes: number;
   /** Requests being handled right now. */
   readonly inFlight: number;
   /**

@@ -3,7 +3,7 @@
  * where no native binary loads). Other plugins and addons add routes with
  * `container.resolve<HttpServer>(HTTP_SERVER).route(...)`.
  */
-export type { HttpReply, HttpRequest, HttpServer, ReadinessCheck, ReadinessReport, RouteHandler, TransportReplyDecorator } from './contracts.js';
+export type { HttpReply, HttpRequest, HttpServer, InjectedRequest, ReadinessCheck, ReadinessReport, StreamSink, WebSocketAccept, WebSocketPeer, WebSocketSession, RouteHandler, TransportReplyDecorator } from './contracts.js';
 export { HTTP_SERVER } from './tokens.js';
 export { Router, type RouteMatch } from './router.js';
 export { decodePathSegment } from './server-core.js';

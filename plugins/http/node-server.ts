@@ -1,12 +1,14 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { performance } from 'node:perf_hooks';
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
 import { TransportRequest } from './request.js';
-import { errorBody, HttpServerCore, JSON_TYPE } from './server-core.js';
+import { errorBody, HttpServerCore, JSON_TYPE, TransportSink } from './server-core.js';
 import { statusLine, statusText } from './status-text.js';
 
 const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
@@ -38,6 +40,8 @@ export class NodeHttpServer extends HttpServerCore {
   readonly native = false;
   readonly transport = 'node:http';
   private server: http.Server | null = null;
+  /** WebSockets on node:http (no native uWS): the `ws` package, attached to our own routing. */
+  private sockets: WebSocketServer | null = null;
 
   constructor(config: KernelConfig, logger: Logger, hooks: Hooks) {
     super(config, logger, hooks);
@@ -50,6 +54,8 @@ export class NodeHttpServer extends HttpServerCore {
     // node truncates silently past maxHeadersCount: keep one more to tell "too many" apart.
     server.maxHeadersCount = MAX_HEADERS + 1;
     server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => this.onClientError(error, socket));
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    this.sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));
@@ -65,11 +71,75 @@ export class NodeHttpServer extends HttpServerCore {
   }
 
   protected closeConnections(): void {
+    for (const client of this.sockets?.clients ?? []) client.terminate();
+    this.sockets?.close();
+    this.sockets = null;
     this.server?.closeAllConnections();
     this.server = null;
   }
 
-  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+  /** A request with an `Upgrade` header: routed like any other; a reply with `upgrade` makes it a WebSocket. */
+  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const request = this.readRequest(req);
+    request.upgrade = (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+    this.begin();
+    socket.once('close', () => {
+      if (!request.finished) {
+        request.aborted = true;
+        this.finish(request);
+      }
+    });
+    this.respond(request, (reply) => {
+      if (request.finished || request.aborted) return;
+      request.finished = true;
+      const wss = this.sockets;
+      if (reply.upgrade === undefined || !request.upgrade || wss === null) {
+        const body = typeof reply.body === 'string' ? reply.body : reply.body === undefined ? '' : Buffer.from(reply.body).toString('utf8');
+        const lines = [`HTTP/1.1 ${statusLine(reply.status)}`, `X-Request-Id: ${request.id}`];
+        for (const [name, value] of [...(request.responseHeaders ?? []), ...(reply.headers ?? [])]) lines.push(`${name}: ${value}`);
+        lines.push(`Content-Type: ${reply.type ?? JSON_TYPE}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close');
+        socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+        this.finish(request, reply.status);
+        return;
+      }
+      const accept = reply.upgrade;
+      wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.openSocket(ws, accept));
+      this.finish(request, 101);
+    });
+  }
+
+  private openSocket(ws: WebSocket, accept: NonNullable<HttpReply['upgrade']>): void {
+    const limit = this.maxBufferedBytes;
+    let closed = false;
+    const session = accept({
+      send: (text) => {
+        if (closed) return false;
+        // A client that does not read is dropped at the limit, never buffered without bound.
+        if (ws.bufferedAmount > limit) {
+          ws.terminate();
+          return false;
+        }
+        ws.send(text);
+        return true;
+      },
+      get buffered() {
+        return closed ? 0 : ws.bufferedAmount;
+      },
+      close: (code, reason) => {
+        if (!closed) ws.close(code ?? 1000, reason ?? '');
+      },
+    });
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) session.onMessage(data.toString());
+    });
+    ws.on('error', () => ws.terminate());
+    ws.once('close', () => {
+      closed = true;
+      session.onClose();
+    });
+  }
+
+  private readRequest(req: http.IncomingMessage): NodeTransportRequest {
     const method = req.method ?? 'GET';
     let url = req.url ?? '/';
     if (url.charCodeAt(0) !== 47) url = originForm(url);
@@ -90,8 +160,17 @@ export class NodeHttpServer extends HttpServerCore {
     const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
     const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS);
     request.socket = req.socket;
+    return request;
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const request = this.readRequest(req);
+    const length = request.headers['content-length'];
+    const hasBody = request.hasBody;
+    const raw = req.rawHeaders;
     this.begin();
     res.once('close', () => {
+      request.onAbort?.();
       if (!request.finished) {
         request.aborted = true;
         this.finish(request);
@@ -138,7 +217,15 @@ export class NodeHttpServer extends HttpServerCore {
     if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
     if (close) head.push('Connection', 'close');
     const body = reply.body;
-    if (status === 204 || status === 304 || body === undefined) {
+    const stream = reply.stream;
+    if (stream !== undefined && request.method !== 'HEAD') {
+      head.push('Content-Type', reply.type ?? JSON_TYPE);
+      res.writeHead(status, statusText(status), head);
+      res.flushHeaders();
+      const sink = new TransportSink({ write: (chunk) => res.write(chunk), buffered: () => res.writableLength, end: () => res.end() }, this.maxBufferedBytes);
+      request.onAbort = () => sink.markClosed();
+      queueMicrotask(() => stream(sink));
+    } else if (status === 204 || status === 304 || body === undefined) {
       if (status !== 204 && status !== 304) head.push('Content-Length', '0');
       res.writeHead(status, statusText(status), head);
       res.end();

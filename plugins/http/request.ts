@@ -24,6 +24,10 @@ export abstract class TransportRequest implements HttpRequest {
   readonly id: string;
   readonly locals: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   responseHeaders: Array<[string, string]> | null = null;
+  /** Set by the transport on a WebSocket upgrade request. */
+  upgrade = false;
+  /** Told when the client goes away (a streamed response's sink listens here). */
+  onAbort: (() => void) | null = null;
   bodyPromise: Promise<Buffer> | null = null;
   private parsed: Promise<Record<string, unknown> | undefined> | null = null;
   private address: string | null = null;

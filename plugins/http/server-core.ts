@@ -1,7 +1,7 @@
 import { BadRequestError, isAppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
-import type { HttpReply, HttpServer, ReadinessCheck, RouteHandler, TransportReplyDecorator } from './contracts.js';
+import type { HttpReply, HttpServer, InjectedRequest, ReadinessCheck, RouteHandler, StreamSink, TransportReplyDecorator } from './contracts.js';
 import { assertPortFree, ListenError } from './listen.js';
-import type { TransportRequest } from './request.js';
+import { TransportRequest } from './request.js';
 import { Router } from './router.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -68,6 +68,22 @@ export abstract class HttpServerCore implements HttpServer {
 
   addReadinessCheck(name: string, check: ReadinessCheck): void {
     this.checks.set(name, check);
+  }
+
+  get maxBufferedBytes(): number {
+    return this.config.http.stream_buffer_bytes;
+  }
+
+  async inject(input: InjectedRequest): Promise<HttpReply> {
+    const headers = Object.assign(Object.create(null) as Record<string, string>, input.headers ?? {});
+    const request = new InjectedTransportRequest(input.method, input.path, input.query ?? '', headers, false, performance.now(), false, Object.create(null) as Record<string, string>);
+    request.peer = input.ip ?? '';
+    if (input.locals !== undefined) Object.assign(request.locals, input.locals);
+    try {
+      return await this.dispatch(request);
+    } catch (error) {
+      return this.errorReply(error, request);
+    }
   }
 
   setTransportReplyDecorator(decorator: TransportReplyDecorator | null): void {
@@ -231,6 +247,64 @@ export abstract class HttpServerCore implements HttpServer {
       this.idleWaiters = [];
       for (const w of waiters) w();
     }
+  }
+}
+
+/** A request with no socket (HttpServer.inject). */
+class InjectedTransportRequest extends TransportRequest {
+  peer = '';
+
+  protected remoteAddress(): string {
+    return this.peer;
+  }
+}
+
+/**
+ * The sink of a streamed reply over a transport's write function. `write` returns false
+ * while the client lags; past `limit` queued bytes the stream is ended (a client that does
+ * not read is dropped, never buffered without bound).
+ */
+export class TransportSink implements StreamSink {
+  closed = false;
+  private listeners: Array<() => void> = [];
+
+  constructor(
+    private readonly io: { write(chunk: string): boolean; buffered(): number; end(): void },
+    private readonly limit: number,
+  ) {}
+
+  get buffered(): number {
+    return this.closed ? 0 : this.io.buffered();
+  }
+
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    const ok = this.io.write(chunk);
+    if (!ok && this.io.buffered() > this.limit) {
+      this.end();
+      return false;
+    }
+    return ok;
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.io.end();
+    this.markClosed();
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.listeners.push(listener);
+  }
+
+  /** The client went away (or the stream ended): tell the listeners once. */
+  markClosed(): void {
+    if (this.closed && this.listeners.length === 0) return;
+    this.closed = true;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) listener();
   }
 }
 

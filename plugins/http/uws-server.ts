@@ -1,16 +1,23 @@
 import { performance } from 'node:perf_hooks';
-import type { HttpResponse, HttpRequest as UwsRequest, TemplatedApp, us_listen_socket } from 'uws-pack';
+import type { HttpResponse, HttpRequest as UwsRequest, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket } from 'uws-pack';
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
-import type { HttpReply } from './contracts.js';
+import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
-import { HttpServerCore, JSON_TYPE } from './server-core.js';
+import { HttpServerCore, JSON_TYPE, TransportSink } from './server-core.js';
 import { statusLine } from './status-text.js';
 import type { NativeUws } from './uws-loader.js';
 
 const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
 const decoder = new TextDecoder();
+
+/** What a WebSocket carries from its upgrade to its close. */
+interface SocketData {
+  accept: WebSocketAccept;
+  session?: WebSocketSession;
+  closed?: boolean;
+}
 
 class UwsTransportRequest extends TransportRequest {
   res: HttpResponse | null = null;
@@ -44,6 +51,35 @@ export class UwsHttpServer extends HttpServerCore {
     const host = this.config.http.host;
     const port = await this.portToBind();
     const app = this.uws.App();
+    // WebSocket upgrades are routed like any request (so the API's gate and middleware run
+    // on them); a reply with `upgrade` accepts one. Clients that stop reading are closed at
+    // the buffer limit by uWS itself, without slowing anyone else.
+    app.ws<SocketData>('/*', {
+      maxPayloadLength: 64 * 1024,
+      maxBackpressure: this.maxBufferedBytes,
+      closeOnBackpressureLimit: true,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, context) => this.onUpgrade(res, req, context),
+      open: (ws) => {
+        const data = ws.getUserData();
+        data.session = data.accept({
+          send: (text) => !data.closed && ws.send(text, false, false) !== 2,
+          get buffered() {
+            return data.closed ? 0 : ws.getBufferedAmount();
+          },
+          close: (code, reason) => {
+            if (!data.closed) ws.end(code ?? 1000, reason ?? '');
+          },
+        });
+      },
+      message: (ws, message) => ws.getUserData().session?.onMessage(decoder.decode(message)),
+      close: (ws: WebSocket<SocketData>) => {
+        const data = ws.getUserData();
+        data.closed = true;
+        data.session?.onClose();
+      },
+    });
     app.any('/*', (res, req) => this.onRequest(res, req));
     this.app = app;
     await new Promise<void>((resolve, reject) => {
@@ -71,8 +107,31 @@ export class UwsHttpServer extends HttpServerCore {
     this.app = null;
   }
 
-  private onRequest(res: HttpResponse, req: UwsRequest): void {
-    // Read everything from `req` now: it is stack-allocated and dies with this call.
+  private onUpgrade(res: HttpResponse, req: UwsRequest, context: us_socket_context_t): void {
+    const request = this.readRequest(res, req);
+    request.upgrade = true;
+    const key = req.getHeader('sec-websocket-key');
+    const protocol = req.getHeader('sec-websocket-protocol');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    this.begin();
+    res.onAborted(() => {
+      request.aborted = true;
+      request.res = null;
+      this.finish(request);
+    });
+    this.respond(request, (reply) => {
+      if (request.finished || request.aborted) return;
+      if (reply.upgrade === undefined) return this.write(res, request, reply, true);
+      request.finished = true;
+      const data: SocketData = { accept: reply.upgrade };
+      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+      request.res = null;
+      this.finish(request, 101);
+    });
+  }
+
+  /** Copy everything from `req` now: it is stack-allocated and dies with the handler's call. */
+  private readRequest(res: HttpResponse, req: UwsRequest): UwsTransportRequest {
     const method = req.getCaseSensitiveMethod();
     let path = req.getUrl();
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
@@ -86,11 +145,19 @@ export class UwsHttpServer extends HttpServerCore {
     const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
     const request = new UwsTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS);
     request.res = res;
+    return request;
+  }
+
+  private onRequest(res: HttpResponse, req: UwsRequest): void {
+    const request = this.readRequest(res, req);
+    const hasBody = request.hasBody;
+    const length = request.headers['content-length'];
     this.begin();
     res.onAborted(() => {
       request.aborted = true;
       request.res = null;
       request.collector?.abort();
+      request.onAbort?.();
       this.finish(request);
     });
     if (hasBody && !this.startBody(res, request, length)) return;
@@ -133,7 +200,10 @@ export class UwsHttpServer extends HttpServerCore {
       const headers = reply.headers;
       if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
       const body = reply.body;
-      if (status === 204 || status === 304 || body === undefined) {
+      if (reply.stream !== undefined && request.method !== 'HEAD') {
+        res.writeHeader('Content-Type', reply.type ?? JSON_TYPE);
+        this.openStream(res, request, reply.stream);
+      } else if (status === 204 || status === 304 || body === undefined) {
         if (status !== 204 && status !== 304) res.writeHeader('Content-Length', '0');
         // endWithoutBody(undefined, close) would write a bogus Content-Length: no close flag here
         // (these replies are tiny; a draining server closes its connections at the end anyway).
@@ -149,7 +219,38 @@ export class UwsHttpServer extends HttpServerCore {
         }
       }
     });
-    request.res = null;
+    if (reply.stream === undefined) request.res = null;
     this.finish(request, status);
+  }
+
+  /** Hand the open response to a streamed reply (inside the cork that wrote its head). */
+  private openStream(res: HttpResponse, request: UwsTransportRequest, stream: NonNullable<HttpReply['stream']>): void {
+    // uWS keeps what it could not send; the bytes waiting are counted from the failed write
+    // until the socket drains (onWritable).
+    let waiting = 0;
+    const sink = new TransportSink(
+      {
+        write: (chunk) => {
+          let ok = false;
+          res.cork(() => (ok = res.write(chunk)));
+          if (!ok) waiting += Buffer.byteLength(chunk);
+          return ok;
+        },
+        buffered: () => waiting,
+        end: () => {
+          if (request.res !== null) res.cork(() => res.end());
+          request.res = null;
+        },
+      },
+      this.maxBufferedBytes,
+    );
+    res.onWritable(() => {
+      waiting = 0;
+      return true;
+    });
+    request.onAbort = () => sink.markClosed();
+    // Write the head now: a stream may stay silent for a while.
+    res.write('');
+    queueMicrotask(() => stream(sink));
   }
 }

@@ -1,4 +1,5 @@
 import type { KernelConfig } from '../../kernel/index.js';
+import type { ExtraEndpoint } from '../api/index.js';
 import type { FieldsService } from '../fields/index.js';
 import type { StreamDefinition, StreamRegistry } from '../streams/index.js';
 import { streamSchemas } from './field-schemas.js';
@@ -32,6 +33,8 @@ export interface DocumentInput {
   /** `{scheme}://{host}` of the request. */
   baseUrl: string;
   version: string;
+  /** Endpoints other plugins added (ApiService.addEndpoint); those with `openapi` are listed. */
+  extras?: readonly ExtraEndpoint[];
 }
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -118,6 +121,14 @@ export function buildDocument(input: DocumentInput): Schema {
       return related ? streamSchemas(related, fields, () => ({})).key : {};
     };
     for (const definition of definitions) addStream(definition);
+    for (const extra of input.extras ?? []) {
+      if (extra.openapi === undefined || extra.resource === 'streams' || !extra.pattern.includes(':stream')) continue;
+      for (const definition of definitions) {
+        const path = extra.pattern.replace(':stream', encodeURIComponent(definition.id)).replace(/:([A-Za-z_]+)/g, '{$1}');
+        const { responses, ...rest } = extra.openapi as { responses?: Record<string, Schema> };
+        p(path)[extra.method.toLowerCase()] = op(String(extra.openapi.summary ?? extra.name), responses ?? {}, { tags: [definition.id], ...rest });
+      }
+    }
 
     function addStream(definition: StreamDefinition): void {
       const name = componentName(definition.id);
@@ -152,6 +163,12 @@ export function buildDocument(input: DocumentInput): Schema {
     }
   }
 
+  for (const extra of input.extras ?? []) {
+    if (extra.openapi === undefined || extra.pattern.includes(':stream')) continue;
+    if (extra.resource !== undefined && !view.resources.includes(extra.resource)) continue;
+    const { responses, ...rest } = extra.openapi as { responses?: Record<string, Schema> };
+    p(extra.pattern.replace(/:([A-Za-z_]+)/g, '{$1}'))[extra.method.toLowerCase()] = op(String(extra.openapi.summary ?? extra.name), responses ?? {}, { tags: ['meta'], ...rest });
+  }
   p('/openapi.json').get = op('This document', { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } }, { tags: ['meta'] });
   p('/docs').get = op('An HTML reference page of this document', { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } }, { tags: ['meta'] });
   const health = (summary: string, statuses: string[]): Operation => ({

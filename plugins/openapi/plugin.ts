@@ -38,6 +38,7 @@ export const openapiPlugin = definePlugin({
           view: interfaceView(config, request),
           baseUrl: base,
           version,
+          extras: api.extraEndpoints(),
         });
         body = JSON.stringify(built);
         if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);

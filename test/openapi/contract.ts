@@ -1,3 +1,4 @@
+import { API, type ApiService } from '../../plugins/api/index.js';
 import { FIELDS, type FieldsService } from '../../plugins/fields/index.js';
 import { buildDocument } from '../../plugins/openapi/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
@@ -39,7 +40,8 @@ export function contractChecked(app: TestApp): TestApp {
       })
       .join(',');
     if (cached?.key !== key) {
-      const doc = buildDocument({ config, registry, fields: app.kernel.resolve<FieldsService>(FIELDS), view, baseUrl: app.url, version: '0.0.0' });
+      const extras = app.kernel.resolve<ApiService>(API).extraEndpoints();
+      const doc = buildDocument({ config, registry, fields: app.kernel.resolve<FieldsService>(FIELDS), view, baseUrl: app.url, version: '0.0.0', extras });
       cached = { key, check: responseValidator(doc as never) };
     }
     return cached.check;

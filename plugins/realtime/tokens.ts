@@ -1,0 +1,16 @@
+import type { StreamSink } from '../http/index.js';
+import type { ChangeFeed } from './feed.js';
+import type { RealtimeSession } from './socket-session.js';
+import type { Webhooks } from './webhooks.js';
+
+/** The realtime plugin's state: `container.resolve<Realtime>(REALTIME)`. */
+export interface Realtime {
+  feed: ChangeFeed;
+  webhooks: Webhooks;
+  /** Open Server-Sent Event streams (ended at shutdown). */
+  open: Set<StreamSink>;
+  /** Open WebSocket sessions (closed at shutdown). */
+  sessions: Set<RealtimeSession>;
+}
+
+export const REALTIME = Symbol.for('streams-kernel:realtime');

@@ -1,0 +1,220 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import type { Logger } from '../../kernel/index.js';
+import type { Change, ChangeEvent } from './feed.js';
+import { JsonlLog } from './jsonl-log.js';
+import { changeJson } from './subscription.js';
+
+export interface WebhookConfig {
+  url: string;
+  /** Stream ids, or absent for every stream. */
+  streams?: string[];
+  /** Events, or absent for all three. */
+  events?: ChangeEvent[];
+  /** HMAC key of `Streams-Signature`. */
+  secret?: string;
+}
+
+export interface WebhookSettings {
+  timeoutMs: number;
+  /** Attempts before a delivery is given up (logged as an error). */
+  maxAttempts: number;
+  /** First retry after about this long; each next one waits twice as long (with jitter), up to an hour. */
+  retryBaseMs: number;
+}
+
+interface Delivery {
+  id: string;
+  url: string;
+  body: string;
+  attempts: number;
+  /** When the next attempt may run (ms since the epoch). */
+  due: number;
+}
+
+type OutboxRecord = { add: Delivery } | { done: string } | { retry: string; attempts: number; due: number };
+
+interface EndpointHealth {
+  url: string;
+  failures: number;
+  last_error?: string;
+  last_failure_at?: string;
+}
+
+const MAX_BACKOFF_MS = 60 * 60 * 1000;
+
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export function signature(secret: string, body: string, unixSeconds: number): string {
+  return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`;
+}
+
+/**
+ * Webhooks (issue #19): each change a webhook asks for becomes a delivery in a durable
+ * outbox (a JSON-lines file, fsynced before the write that caused it is acknowledged), so
+ * a delivery survives a crash or restart: at-least-once, receivers dedupe by the
+ * `Streams-Delivery` id. Deliveries are POSTed with undici; a non-2xx answer or a timeout
+ * is retried with exponential backoff and jitter. Delivering never blocks a write: only the
+ * outbox append is awaited. A failing endpoint shows in /readyz details and in the log.
+ */
+export class Webhooks {
+  private readonly pending = new Map<string, Delivery>();
+  private readonly log: JsonlLog<OutboxRecord>;
+  private readonly health = new Map<string, EndpointHealth>();
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private closed = false;
+  private linesInFile = 0;
+
+  constructor(
+    file: string,
+    private readonly hooks: WebhookConfig[],
+    private readonly settings: WebhookSettings,
+    private readonly logger: Logger,
+  ) {
+    this.log = new JsonlLog<OutboxRecord>(file, true, logger);
+  }
+
+  get enabled(): boolean {
+    return this.hooks.length > 0;
+  }
+
+  /** Read the outbox (boot) and start delivering what is pending. */
+  async load(): Promise<void> {
+    const records = await this.log.read();
+    this.linesInFile = records.length;
+    for (const record of records) {
+      if ('add' in record) this.pending.set(record.add.id, record.add);
+      else if ('done' in record) this.pending.delete(record.done);
+      else if ('retry' in record) {
+        const delivery = this.pending.get(record.retry);
+        if (delivery) Object.assign(delivery, { attempts: record.attempts, due: record.due });
+      }
+    }
+    if (this.pending.size > 0) this.logger.info({ pending: this.pending.size }, 'webhook deliveries pending from before the restart');
+    this.schedule(0);
+  }
+
+  /** Queue the deliveries of one change; resolves once they are in the outbox on disk. */
+  async enqueue(change: Change): Promise<void> {
+    const body = `{"event":"${change.event}","cursor":${JSON.stringify(change.cursor)},${changeJson(change).slice(1)}`;
+    const added: Delivery[] = [];
+    for (const hook of this.hooks) {
+      if (hook.streams !== undefined && !hook.streams.includes(change.stream)) continue;
+      if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
+      added.push({ id: randomUUID(), url: hook.url, body, attempts: 0, due: Date.now() });
+    }
+    if (added.length === 0) return;
+    await Promise.all(added.map((delivery) => this.log.append({ add: delivery })));
+    this.linesInFile += added.length;
+    for (const delivery of added) this.pending.set(delivery.id, delivery);
+    this.schedule(0);
+  }
+
+  /** For /readyz details: endpoints whose last delivery failed, and how many wait. */
+  report(): Record<string, unknown> {
+    const failing = [...this.health.values()].filter((h) => h.failures > 0);
+    const out: Record<string, unknown> = {};
+    if (failing.length > 0) out.failing = failing;
+    if (this.pending.size > 0) out.pending = this.pending.size;
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.log.idle();
+  }
+
+  /** Wake up in `delayMs` unless an earlier wake-up is already set (each one looks at every delivery). */
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    const at = Date.now() + Math.max(0, delayMs);
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.deliverDue(), Math.max(0, delayMs));
+    this.timer.unref();
+  }
+
+  private deliverDue(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const delivery of this.pending.values()) {
+      if (this.inFlight.has(delivery.id)) continue;
+      if (delivery.due <= now) void this.attempt(delivery);
+      else next = Math.min(next, delivery.due);
+    }
+    if (next !== Infinity) this.schedule(next - now);
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    this.inFlight.add(delivery.id);
+    const hook = this.hooks.find((h) => h.url === delivery.url);
+    const unix = Math.floor(Date.now() / 1000);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'streams-kernel-webhooks',
+      'streams-delivery': delivery.id,
+    };
+    if (hook?.secret) headers['streams-signature'] = signature(hook.secret, delivery.body, unix);
+    let failure: string | undefined;
+    try {
+      const answer = await request(delivery.url, {
+        method: 'POST',
+        headers,
+        body: delivery.body,
+        headersTimeout: this.settings.timeoutMs,
+        bodyTimeout: this.settings.timeoutMs,
+      });
+      await answer.body.dump();
+      if (answer.statusCode < 200 || answer.statusCode >= 300) failure = `answered ${answer.statusCode}`;
+    } catch (error) {
+      failure = (error as Error).message || String(error);
+    } finally {
+      this.inFlight.delete(delivery.id);
+    }
+    if (this.closed) return;
+    const health = this.health.get(delivery.url) ?? { url: delivery.url, failures: 0 };
+    this.health.set(delivery.url, health);
+    if (failure === undefined) {
+      health.failures = 0;
+      delete health.last_error;
+      this.pending.delete(delivery.id);
+      await this.record({ done: delivery.id });
+      return;
+    }
+    health.failures++;
+    health.last_error = failure;
+    health.last_failure_at = new Date().toISOString();
+    delivery.attempts++;
+    if (delivery.attempts >= this.settings.maxAttempts) {
+      this.logger.error({ url: delivery.url, delivery: delivery.id, attempts: delivery.attempts, reason: failure }, 'webhook delivery given up');
+      this.pending.delete(delivery.id);
+      await this.record({ done: delivery.id });
+      return;
+    }
+    const backoff = Math.min(MAX_BACKOFF_MS, this.settings.retryBaseMs * 2 ** (delivery.attempts - 1));
+    // Full jitter between half and all of the backoff: receivers that failed together do not retry together.
+    delivery.due = Date.now() + Math.round(backoff * (0.5 + Math.random() / 2));
+    this.logger.warn({ url: delivery.url, delivery: delivery.id, attempts: delivery.attempts, reason: failure, retry_in_ms: delivery.due - Date.now() }, 'webhook delivery failed; retrying');
+    await this.record({ retry: delivery.id, attempts: delivery.attempts, due: delivery.due });
+    this.schedule(delivery.due - Date.now());
+  }
+
+  private async record(record: OutboxRecord): Promise<void> {
+    try {
+      await this.log.append(record);
+      if (++this.linesInFile > 4 * this.pending.size + 1000) {
+        await this.log.rewrite(() => {
+          this.linesInFile = this.pending.size;
+          return [...this.pending.values()].map((add) => ({ add }));
+        });
+      }
+    } catch (error) {
+      this.logger.error({ err: error, path: this.log.file }, 'the webhook outbox could not be written');
+    }
+  }
+}

@@ -1,0 +1,295 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createHmac } from 'node:crypto';
+import { EventSource } from 'eventsource';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { buildConfig, Kernel } from '../../kernel/index.js';
+import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { TRANSPORTS } from '../http/transports.js';
+
+/**
+ * Issue #19 against a real server per transport, with real clients: the `eventsource`
+ * package (what browsers' EventSource does), the `ws` package, undici, and a webhook
+ * receiver on 127.0.0.1.
+ */
+const films = {
+  fields: { id: 'integer', title: 'string', year: 'integer', secret: { type: 'string', protected: true } },
+};
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function boot(transport: string, config: Record<string, unknown> = {}, extra: Parameters<typeof startApp>[0] = {}): Promise<TestApp> {
+  const app = await startApp({ streams: { films }, data: { films: [{ id: 1, title: 'Alien', year: 1979 }] }, config: { http: { transport }, ...config }, ...extra });
+  cleanups.push(() => app.close());
+  return app;
+}
+
+interface Seen {
+  event: string;
+  id: string;
+  data: { stream: string; id: unknown; data: Record<string, unknown> | null };
+}
+
+/** An EventSource client collecting events. */
+function listen(url: string, init?: ConstructorParameters<typeof EventSource>[1]): { source: EventSource; events: Seen[]; opened: Promise<void> } {
+  const source = new EventSource(url, init);
+  const events: Seen[] = [];
+  for (const type of ['created', 'updated', 'deleted']) {
+    source.addEventListener(type, (e) => events.push({ event: type, id: (e as MessageEvent).lastEventId, data: JSON.parse((e as MessageEvent).data as string) as Seen['data'] }));
+  }
+  const opened = new Promise<void>((resolve, reject) => {
+    source.onopen = () => resolve();
+    source.onerror = (e) => reject(new Error(`EventSource error ${String((e as { code?: number }).code)}`));
+  });
+  cleanups.push(() => source.close());
+  return { source, events, opened };
+}
+
+async function until(check: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A ws client collecting messages. */
+async function socket(url: string, headers?: Record<string, string>): Promise<{ ws: WebSocket; messages: Array<Record<string, unknown>> }> {
+  const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
+  const messages: Array<Record<string, unknown>> = [];
+  ws.on('message', (data) => messages.push(JSON.parse(String(data)) as Record<string, unknown>));
+  cleanups.push(() => ws.terminate());
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return { ws, messages };
+}
+
+for (const transport of TRANSPORTS) {
+  describe.skipIf(!transport.available)(`realtime over ${transport.name}${transport.available ? '' : ` (skipped: ${transport.skipReason})`}`, () => {
+    it('Server-Sent Events: created, updated and deleted arrive within 1 s, protected fields hidden', async () => {
+      const app = await boot(transport.name);
+      const { events, opened } = listen(`${app.url}/api/streams/films/changes`);
+      await opened;
+      const started = Date.now();
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'Aliens', year: 1986, secret: 'xenomorph' });
+      await app.request('PATCH', '/api/streams/films/entries/2', { year: 1987 });
+      await app.request('DELETE', '/api/streams/films/entries/2');
+      await until(() => events.length === 3, 1000);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(events.map((e) => e.event)).toEqual(['created', 'updated', 'deleted']);
+      expect(events[0]!.data).toEqual({ stream: 'films', id: 2, data: { id: 2, title: 'Aliens', year: 1986 } });
+      expect(events[1]!.data.data).toMatchObject({ year: 1987 });
+      expect(events[2]!.data).toEqual({ stream: 'films', id: 2, data: null });
+      // Cursors order the changes.
+      const seqs = events.map((e) => Number(e.id.split('-')[1]));
+      expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    });
+
+    it('resumes with Last-Event-ID (and ?since=): exactly the missed changes, then live, no gap, no duplicate', async () => {
+      const app = await boot(transport.name);
+      const first = listen(`${app.url}/api/streams/films/changes`);
+      await first.opened;
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      await until(() => first.events.length === 1);
+      first.source.close();
+      const last = first.events[0]!.id;
+      for (const id of [3, 4, 5]) await app.request('POST', '/api/streams/films/entries', { id, title: String(id) });
+
+      // Last-Event-ID as EventSource sends it when it reconnects.
+      const headers = { 'Last-Event-ID': last };
+      const resumed = listen(`${app.url}/api/streams/films/changes`, {
+        fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
+      });
+      await until(() => resumed.events.length === 3);
+      expect(resumed.events.map((e) => e.data.id)).toEqual([3, 4, 5]);
+      await app.request('POST', '/api/streams/films/entries', { id: 6, title: 'six' });
+      await until(() => resumed.events.length === 4);
+      expect(resumed.events.map((e) => e.data.id)).toEqual([3, 4, 5, 6]);
+
+      const since = listen(`${app.url}/api/streams/films/changes?since=${encodeURIComponent(resumed.events[1]!.id)}`);
+      await until(() => since.events.length === 2);
+      expect(since.events.map((e) => e.data.id)).toEqual([5, 6]);
+    });
+
+    it('filters events with where[...] like the list endpoint; a bad filter is a 400', async () => {
+      const app = await boot(transport.name);
+      const { events, opened } = listen(`${app.url}/api/streams/films/changes?where[year]=1990&constraint[year]=>`);
+      await opened;
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'old', year: 1980 });
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'new', year: 2001 });
+      await until(() => events.length === 1);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(events.map((e) => e.data.id)).toEqual([3]);
+      const bad = await app.request('GET', '/api/streams/films/changes?where[year]=1&constraint[year]=bogus', undefined, { accept: 'text/event-stream' });
+      expect(bad.status).toBe(400);
+    });
+
+    it('a cursor older than the kept history answers 410 with the oldest cursor; a malformed one 400', async () => {
+      const app = await boot(transport.name, { realtime: { history: { count: 2 } } });
+      const page = async (query = ''): Promise<Awaited<ReturnType<TestApp['request']>>> => app.request('GET', `/api/streams/films/changes${query}`);
+      for (const id of [2, 3, 4, 5]) await app.request('POST', '/api/streams/films/entries', { id, title: String(id) });
+      const all = await page();
+      expect(all.status).toBe(200);
+      expect(all.json.data.map((c: { id: number }) => c.id)).toEqual([4, 5]);
+      const first = all.json.data[0].cursor as string;
+      const [run, seq] = first.split('-');
+      const gone = await page(`?since=${run}-${Number(seq) - 2}`);
+      expect(gone.status).toBe(410);
+      expect(gone.json.errors[0].meta.oldest).toMatch(/-/);
+      expect((await page(`?since=${encodeURIComponent(gone.json.errors[0].meta.oldest)}`)).json.data.map((c: { id: number }) => c.id)).toEqual([4, 5]);
+      expect((await page('?since=not-a-cursor')).status).toBe(400);
+    });
+
+    it('JSON pages for polling clients: the changes after ?since=, with the next cursor', async () => {
+      const app = await boot(transport.name);
+      for (const id of [2, 3, 4]) await app.request('POST', '/api/streams/films/entries', { id, title: String(id) });
+      const first = await app.request('GET', '/api/streams/films/changes?per_page=2');
+      expect(first.json.data.map((c: { event: string; id: number }) => `${c.event} ${c.id}`)).toEqual(['created 2', 'created 3']);
+      expect(first.json.meta.has_more).toBe(true);
+      const next = await app.request('GET', `/api/streams/films/changes?since=${encodeURIComponent(first.json.meta.cursor)}`);
+      expect(next.json.data.map((c: { id: number }) => c.id)).toEqual([4]);
+      expect(next.json.data[0]).toMatchObject({ stream: 'films', event: 'created', data: { id: 4, title: '4' } });
+      expect((await app.request('GET', '/api/streams/nope/changes')).status).toBe(404);
+    });
+
+    it('WebSocket: subscribe, get "subscribed", then each change with its cursor; errors as messages', async () => {
+      const app = await boot(transport.name);
+      const { ws, messages } = await socket(`${app.url}/api/realtime`);
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', where: { year: 1986 } }));
+      await until(() => messages.length === 1);
+      expect(messages[0]).toMatchObject({ type: 'subscribed', stream: 'films' });
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'Aliens', year: 1986, secret: 'x' });
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'Other', year: 2000 });
+      await until(() => messages.length === 2);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(messages).toHaveLength(2);
+      expect(messages[1]).toEqual({ type: 'created', stream: 'films', id: 2, data: { id: 2, title: 'Aliens', year: 1986 }, cursor: expect.stringMatching(/^[0-9a-z]+-\d+$/) });
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'nope' }));
+      ws.send('not json');
+      await until(() => messages.length === 4);
+      expect(messages.find((m) => m.stream === 'nope')).toMatchObject({ type: 'error', status: 404 });
+      expect(messages.find((m) => m.type === 'error' && m.stream === undefined)).toMatchObject({ status: 400 });
+      // A plain GET of the socket endpoint says how to use it.
+      expect((await app.request('GET', '/api/realtime')).status).toBe(426);
+    });
+
+    it('the gate refuses a subscription with its own status, over SSE and WebSocket alike', async () => {
+      const app = await boot(transport.name, { api: { enabled: false, gate_except: ['api/realtime', 'api/streams/open/*'] } }, {
+        streams: { films, open: { fields: { id: 'integer' } } },
+      });
+      // The gate's status (api.gate_status, 404 by default), over SSE and WebSocket alike.
+      const refused = await app.request('GET', '/api/streams/films/changes', undefined, { accept: 'text/event-stream' });
+      expect(refused.status).toBe(404);
+      const { ws, messages } = await socket(`${app.url}/api/realtime`);
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'films' }));
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'open' }));
+      await until(() => messages.length === 2);
+      expect(messages.find((m) => m.stream === 'films')).toMatchObject({ type: 'error', status: 404 });
+      expect(messages.find((m) => m.stream === 'open')).toMatchObject({ type: 'subscribed' });
+    });
+
+    it('1,000 concurrent WebSocket subscribers all receive one change within 2 s', async () => {
+      const app = await boot(transport.name);
+      const clients = await Promise.all(Array.from({ length: 1000 }, () => socket(`${app.url}/api/realtime`)));
+      for (const { ws } of clients) ws.send('{"type":"subscribe","stream":"films"}');
+      await until(() => clients.every((c) => c.messages.length === 1), 10000);
+      const started = Date.now();
+      await app.request('PATCH', '/api/streams/films/entries/1', { year: 1980 });
+      await until(() => clients.every((c) => c.messages.length === 2), 2000);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(new Set(clients.map((c) => c.messages[1]!.cursor)).size).toBe(1);
+    }, 30000);
+
+    it('a change made on disk is a change: it reaches subscribers', async () => {
+      const app = await boot(transport.name);
+      expect((await app.request('GET', '/api/streams/films/entries/1')).status).toBe(200);
+      const { events, opened } = listen(`${app.url}/api/streams/films/changes`);
+      await opened;
+      writeFileSync(path.join(app.root, 'streams/data/films/1.json'), JSON.stringify({ id: 1, title: 'Alien (edited)', year: 1979 }));
+      await until(() => events.length === 1, 2000);
+      expect(events[0]).toMatchObject({ event: 'updated', data: { id: 1, data: { title: 'Alien (edited)' } } });
+    });
+  });
+}
+
+describe('realtime across a restart and webhooks (node transport)', () => {
+  it('a client resumes across a server restart with the cursor it last saw', async () => {
+    const app = await boot('node');
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    const cursor = (await app.request('GET', '/api/streams/films/changes')).json.meta.cursor as string;
+    await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+    // Restart on the same folder.
+    const raw = { http: { host: '127.0.0.1', port: 0, transport: 'node' }, log: { level: 'silent' } };
+    await app.kernel.shutdown();
+    const kernel = new Kernel(buildConfig(raw, app.root), { plugins: [] });
+    await kernel.boot();
+    cleanups.push(() => kernel.shutdown());
+    const url = kernel.resolve<HttpServer>(HTTP_SERVER).url;
+    await request(`${url}/api/streams/films/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 4, title: 'four' }) }).then((r) => r.body.dump());
+    const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(cursor)}`);
+    const body = (await page.body.json()) as { data: Array<{ id: number }> };
+    expect(page.statusCode).toBe(200);
+    expect(body.data.map((c) => c.id)).toEqual([3, 4]);
+  });
+
+  it('a webhook that fails twice, then accepts, gets exactly one signed delivery id, retried', async () => {
+    const received: Array<{ id: string; signature: string; body: string }> = [];
+    let answers = 0;
+    const receiver: Server = createServer((req: IncomingMessage, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ id: String(req.headers['streams-delivery']), signature: String(req.headers['streams-signature']), body });
+        res.statusCode = ++answers <= 2 ? 503 : 200;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => receiver.close(() => r())));
+    const port = (receiver.address() as { port: number }).port;
+    const app = await boot('node', {
+      realtime: { webhooks: [{ url: `http://127.0.0.1:${port}/hook`, streams: ['films'], events: ['created'], secret: 'shh' }], webhook_retry_base_ms: 50 },
+    });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'Aliens' });
+    await app.request('PATCH', '/api/streams/films/entries/2', { title: 'not a created event' });
+    await until(() => answers === 3, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received).toHaveLength(3);
+    expect(new Set(received.map((r) => r.id)).size).toBe(1);
+    const { signature, body } = received[2]!;
+    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
+    expect(v1).toBe(createHmac('sha256', 'shh').update(`${t}.${body}`).digest('hex'));
+    expect(JSON.parse(body)).toMatchObject({ event: 'created', stream: 'films', id: 2, data: { title: 'Aliens' } });
+    const ready = await app.request('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json.details?.webhooks).toBeUndefined();
+  });
+
+  it('a failing endpoint shows in /readyz details and never blocks writes; pending deliveries survive a restart', async () => {
+    const app = await boot('node', { realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000, webhook_timeout_ms: 500 } });
+    const started = Date.now();
+    expect((await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'x' })).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(1000);
+    let details: Record<string, unknown> | undefined;
+    for (const end = Date.now() + 3000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+      details = (await app.request('GET', '/readyz')).json.details?.webhooks;
+      if (details?.failing !== undefined) break;
+    }
+    expect(details).toMatchObject({ failing: [{ url: 'http://127.0.0.1:9/never', failures: 1 }], pending: 1 });
+    await app.kernel.shutdown();
+    const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000 } }, app.root), { plugins: [] });
+    await kernel.boot();
+    cleanups.push(() => kernel.shutdown());
+    const ready = await request(`${kernel.resolve<HttpServer>(HTTP_SERVER).url}/readyz`);
+    expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
+  });
+});
