@@ -10,6 +10,7 @@ import { generateFilebaseApp, generateMongoApp } from './lib/dataset.js';
 import { USAGE, parseOptions } from './lib/options.js';
 import { REPO, getProductRoot, hasJsonServer, hasTaskset, productMissing, setProductRoot } from './lib/processes.js';
 import { goals, goalsTable, summaryTable, transportTable, writeResults } from './lib/report.js';
+import { benchRealtime, realtimeTable } from './lib/realtime.js';
 import { benchScaling } from './lib/scaling.js';
 import { WRK_MISSING, wrkVersion } from './lib/wrk.js';
 
@@ -122,7 +123,7 @@ async function main() {
   const started = performance.now();
   const meta = metadata(options, workDir, wrk);
   log(`bench: mode ${options.mode}, scenarios ${options.scenarios.join(', ')}, datasets ${options.sizes.join(', ')}, work dir ${workDir}`);
-  const results = { meta, datasets: [], scaling: [] };
+  const results = { meta, datasets: [], scaling: [], realtime: [] };
   try {
     for (const count of options.sizes) {
       const app = await generateFilebaseApp(path.join(workDir, `filebase-${count}`), count, { peer: options.peer });
@@ -141,6 +142,7 @@ async function main() {
       log('bench: MONGODB_URL is not set: MongoDB scenarios skipped');
     }
     if (options.scaling.length) results.scaling = await benchScaling({ options, workDir, track, log });
+    results.realtime = await benchRealtime({ options, workDir, track, log });
   } catch (error) {
     if (interrupted) return 130;
     log(`bench: FAILED: ${error.stack ?? error.message}`);
@@ -153,7 +155,7 @@ async function main() {
   const smoke = options.mode === 'smoke';
   const dir = smoke ? await mkdtemp(path.join(os.tmpdir(), 'streams-bench-smoke-')) : path.join(REPO, 'benchmarks', 'results');
   const files = await writeResults(results, { dir, readme: smoke ? null : path.join(REPO, 'benchmarks', 'README.md') });
-  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${goalsTable(results)}\n`);
+  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${goalsTable(results)}\n\n${realtimeTable(results)}\n`);
   log(`bench: done in ${Math.round(meta.durationS)} s; results in ${files.md} and ${files.json}`);
   const failedGoals = goals(results).filter((g) => g.met === false).length;
   if (failedGoals) log(`bench: ${failedGoals} goal(s) not met (measured, not a failure of the harness)`);

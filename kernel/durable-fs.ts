@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { renameSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { checkInjectedFault, storageError, storageWritten } from './storage-health.js';
@@ -46,8 +47,10 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
  * Asked right before the new file replaces the old one (its bytes already on disk): false
  * when the target changed meanwhile (an edit on disk), so a read-modify-write of a whole
  * file can start over from the edit instead of replacing it. Nothing is written then.
+ * Synchronous, and followed by a synchronous rename: nothing can run between the check
+ * and the replace in this process, and another process has only microseconds.
  */
-export type ReplaceGuard = () => Promise<boolean>;
+export type ReplaceGuard = () => boolean;
 
 /** For writers that must tell their own file from an edit made after it (live file sync). */
 export interface ReplaceOptions {
@@ -75,12 +78,16 @@ async function writeAtomic(file: string, data: string | Uint8Array, { unchanged,
     throw error;
   }
   await handle.close();
-  if (unchanged !== undefined && !(await unchanged())) {
-    await unlink(temp).catch(() => undefined);
-    return false;
-  }
   try {
-    await rename(temp, file);
+    if (unchanged !== undefined) {
+      if (!unchanged()) {
+        await unlink(temp).catch(() => undefined);
+        return false;
+      }
+      renameSync(temp, file);
+    } else {
+      await rename(temp, file);
+    }
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { scalingSvg } from './chart.js';
+import { realtimeTable } from './realtime.js';
 
 const num = (n, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 const mb = (kb) => (Number.isFinite(kb) ? num(kb / 1024, 1) : '–');
@@ -135,6 +136,12 @@ ${notes.length ? `\n### Notes\n\n${notes.join('\n')}\n` : ''}
 ## Goals (measured, not asserted)
 
 ${goalsTable(results)}
+
+## Realtime: change-to-subscriber latency
+
+${realtimeTable(results) || 'Not measured.'}
+
+From sending a PATCH through the API to each WebSocket subscriber receiving the change (the writer and the subscribers share one core; the product has the other).
 
 ## Scaling
 

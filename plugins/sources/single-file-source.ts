@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, readTextFile, writeFileDurable, type FolderListener, type Logger, type ReplaceOptions } from '../../kernel/index.js';
@@ -228,7 +229,7 @@ export abstract class SingleFileSource extends MemorySource {
               const seen = this.seen;
               let wrote: Fingerprint | undefined;
               const options: ReplaceOptions = {
-                unchanged: attempt < MAX_ATTEMPTS ? async () => sameFile(seen, await this.fingerprint()) : undefined,
+                unchanged: attempt < MAX_ATTEMPTS ? () => sameFile(seen, statNow(this.file)) : undefined,
                 written: (st) => (wrote = { ...st, hash: this.writesWholeText() ? hashOf(text) : undefined }),
               };
               if (!(await this.writeText(text, options))) continue;
@@ -246,6 +247,16 @@ export abstract class SingleFileSource extends MemorySource {
     } finally {
       this.flushing = false;
     }
+  }
+}
+
+/** The file's size and mtime now, synchronously (the ReplaceGuard must not yield). */
+function statNow(file: string): Fingerprint | undefined {
+  try {
+    const st = statSync(file);
+    return { size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return undefined;
   }
 }
 

@@ -30,6 +30,13 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/**
+ * A frozen event loop answers /healthz after the whole attack (seconds); a live one within a
+ * few ms. 100 ms was seen exceeded (105 ms) on a loaded 2-core CI run of the full suite, so
+ * the bound leaves room for load while still telling a freeze apart.
+ */
+const FROZEN_MS = 300;
+
 /** Milliseconds of the slowest of three /healthz answers taken while `attack` runs. */
 async function healthzDuring(attack: () => Promise<unknown>): Promise<number> {
   const running = attack().catch(() => undefined);
@@ -59,19 +66,19 @@ describe('hostile patterns cannot freeze the server', () => {
   it('LIKE with `_`-heavy segments on a 400 KB value', async () => {
     const pattern = encodeURIComponent(`%${'a_'.repeat(400)}b%`);
     const attack = send('GET', `/api/streams/notes/entries?where[text]=${pattern}&constraint[text]=LIKE`);
-    expect(await healthzDuring(attack)).toBeLessThan(100);
+    expect(await healthzDuring(attack)).toBeLessThan(FROZEN_MS);
     expect(await attack()).toBe(200);
   });
 
   it('a regex rule with nested quantifiers (/^(a+)+$/) on a crafted value', async () => {
     const attack = send('POST', '/api/streams/notes/entries', { code: `${'a'.repeat(5000)}!` });
-    expect(await healthzDuring(attack)).toBeLessThan(100);
+    expect(await healthzDuring(attack)).toBeLessThan(FROZEN_MS);
     expect(await attack()).toBe(409);
   });
 
   it('gate_except globs on a long path', async () => {
     const attack = send('GET', `/api/${'a'.repeat(2000)}`);
-    expect(await healthzDuring(attack)).toBeLessThan(100);
+    expect(await healthzDuring(attack)).toBeLessThan(FROZEN_MS);
     expect(await attack()).toBe(404);
   });
 
