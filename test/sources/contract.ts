@@ -13,6 +13,7 @@ import type { Entry, OrderClause, Source, WhereClause } from '../../plugins/sour
 import { compareEntries, matchesWhere } from '../../plugins/sources/index.js';
 import type { StreamDefinition } from '../../plugins/streams/index.js';
 import { field, makeDefinition } from './definitions.js';
+import { eventually } from '../helpers/eventually.js';
 
 export interface SourceHarness {
   create(definition: StreamDefinition): Promise<Source>;
@@ -73,18 +74,6 @@ export const FILMS: Entry[] = [
 
 const keysOf = (entries: Entry[]): unknown[] => entries.map((e) => e.id);
 
-/** Poll until `check` passes, up to 3 s (live sync serves a disk edit within the issue's 2 s). */
-async function eventually(check: () => Promise<void>, ms = 3000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 function w(field: string, operator: WhereClause['operator'], value: unknown, boolean: 'and' | 'or' = 'and'): WhereClause {
   return { boolean, field, operator, value };

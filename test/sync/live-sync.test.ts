@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type EntryHookPayload } from '../../kernel/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 /**
  * Issue #14 item 1: live sync. Against a real server with real files in a temporary
@@ -17,18 +18,6 @@ afterEach(async () => {
   app = undefined;
 });
 
-/** Poll until `check` passes (it throws until then), up to `ms`. */
-async function eventually<T>(check: () => Promise<T>, ms = 3000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 /** Write the way editors save: a temporary file renamed over the original. */
 function saveAtomically(file: string, text: string): void {
