@@ -1,5 +1,13 @@
 import type { StreamDefinition } from './types.js';
 
+/** The streams that name another one (see `StreamRegistry.dependentsOf`). */
+export interface StreamDependents {
+  /** Ids of the streams that `extends` it. */
+  children: string[];
+  /** `stream.field` of every relationship field that relates to it. */
+  relations: string[];
+}
+
 /** A definition that is not served as it is on disk, and why (for the log and /readyz). */
 export interface DefinitionTrouble {
   stream?: string;
@@ -76,13 +84,14 @@ export interface StreamRegistry {
   /** PATCH: merge top-level keys (created = true when it did not exist). */
   merge(id: string, raw: Record<string, unknown>, guard?: DefinitionGuard): Promise<WriteResult>;
   /**
-   * DELETE: removes the definition only; entries stay on disk. False when unknown. Unless
-   * `force`, a stream that other streams' relationship fields or `extends` name is kept
-   * and a 409 names each dependent `stream.field`.
+   * DELETE: removes the definition only; entries stay on disk. False when unknown. The
+   * guard (If-Match) is checked first (412); then a stream that other streams `extends` is
+   * kept (409 naming each child, even with `force`), and so is one their relationship
+   * fields name, unless `force` (409 naming each `stream.field`).
    */
   remove(id: string, options?: { guard?: DefinitionGuard; force?: boolean }): Promise<boolean>;
-  /** `stream.field` (or `stream.extends`) of every other definition that names this stream. */
-  dependentsOf(id: string): string[];
+  /** Who names stream `id`: children that extend it, and `stream.field` relationships to it. */
+  dependentsOf(id: string): StreamDependents;
   /**
    * Replace a definition's inline `data` durably (the `self` source's writes), serialized
    * with the other definition writes so neither loses the other's change. NotFoundError

@@ -23,6 +23,7 @@ export type {
   DefinitionStore,
   DefinitionStoreFactory,
   DefinitionTrouble,
+  StreamDependents,
   StreamRegistry,
   WriteResult,
 } from './contracts.js';

@@ -1,5 +1,4 @@
 import {
-  AppError,
   ConfigError,
   KeyedLock,
   NotFoundError,
@@ -14,6 +13,7 @@ import type {
   DefinitionStore,
   DefinitionStoreFactory,
   DefinitionTrouble,
+  StreamDependents,
   StreamRegistry,
   WriteResult,
 } from './contracts.js';
@@ -238,32 +238,34 @@ export class DefinitionRegistry implements StreamRegistry {
     return result;
   }
 
-  dependentsOf(id: string): string[] {
-    const out: string[] = [];
+  dependentsOf(id: string): StreamDependents {
+    const children: string[] = [];
+    const relations: string[] = [];
     for (const definition of this.list()) {
       if (definition.id === id) continue;
-      if (definition.extends === id) out.push(`${definition.id}.extends`);
+      if (definition.extends === id) children.push(definition.id);
       for (const field of definition.fields) {
         const related = field.config.related;
-        if (related === id || (Array.isArray(related) && related.includes(id))) out.push(`${definition.id}.${field.handle}`);
+        if (related === id || (Array.isArray(related) && related.includes(id))) relations.push(`${definition.id}.${field.handle}`);
       }
     }
-    return out;
+    return { children, relations };
   }
 
   async remove(id: string, options: { guard?: DefinitionGuard; force?: boolean } = {}): Promise<boolean> {
     const removed = await this.lock.run('definitions', async () => {
       if (!this.definitions.has(id)) return false;
+      // The precondition first (RFC 9110 evaluates it before the method): a stale If-Match is
+      // a 412 whatever else would refuse the delete.
       options.guard?.(this.definitions.get(id));
-      if (!options.force) {
-        const dependents = this.dependentsOf(id);
-        if (dependents.length > 0) {
-          throw new AppError(
-            409,
-            `Stream [${id}] is referenced by ${dependents.join(', ')}; change those first or delete with ?force=true.`,
-            dependents.map((d) => ({ message: `Stream [${id}] is referenced by ${d}.`, meta: { field: d, rule: 'referenced' } })),
-          );
-        }
+      const { children, relations } = this.dependentsOf(id);
+      // A child cannot be built without its parent, so children are never forced past;
+      // relationships are (their values stay, their links are omitted).
+      if (children.length > 0 || (relations.length > 0 && !options.force)) {
+        throw new ValidationError([
+          ...children.map((child) => ({ message: `Stream [${child}] extends [${id}]: delete or change it first.`, meta: { field: `${child}.extends`, rule: 'dependents' } })),
+          ...(options.force ? [] : relations.map((at) => ({ message: `${at} relates to [${id}]: delete it first, or send ?force=true to keep its values without links.`, meta: { field: at, rule: 'dependents' } }))),
+        ]);
       }
       await this.store!.remove(id);
       this.definitions.delete(id);

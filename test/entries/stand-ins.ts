@@ -28,7 +28,7 @@ export function definitionsRegistry(definitions: StreamDefinition[]): StreamRegi
     replace: unsupported,
     merge: unsupported,
     remove: unsupported,
-    dependentsOf: () => [],
+    dependentsOf: () => ({ children: [], relations: [] }),
     updateData: unsupported,
     addCheck: () => undefined,
     registerStore: () => undefined,

@@ -50,6 +50,14 @@ describe('definitions: optimistic concurrency and referential safety', () => {
     expect(named).toEqual(['dwarfs.extends', 'moons.planet', 'moons.visits']);
     expect(existsSync(path.join(app.root, 'streams/planets.json'))).toBe(true);
 
+    // A stale If-Match is a 412 even where the dependents would refuse the delete: the
+    // precondition is evaluated first (it was a 409).
+    const tag = (await app.request('GET', '/api/streams/planets')).headers.etag!;
+    expect((await app.request('PATCH', '/api/streams/planets', { name: 'Worlds' })).status).toBe(200);
+    const stale = await app.request('DELETE', '/api/streams/planets?force=true', undefined, { 'if-match': tag });
+    expect(stale.status).toBe(412);
+    expect(stale.json.errors[0].message).toMatch(/changed/);
+
     // A child that extends it could not be built at the next boot: never forced.
     const child = await app.request('DELETE', '/api/streams/planets?force=true');
     expect(child.status).toBe(409);

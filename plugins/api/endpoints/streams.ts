@@ -127,33 +127,10 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       const id = request.params.stream!;
       if (!ID.test(id) || context.registry.get(id) === undefined) throw new NotFoundError(`Stream [${id}] not found.`);
       const force = new URLSearchParams(request.query).get('force') === 'true';
-      const { children, relations } = dependentsOf(context.registry.list(), id);
-      // A child cannot be built without its parent (its next boot would fail): never forced.
-      if (children.length > 0 || (relations.length > 0 && !force)) {
-        const errors = [
-          ...children.map((child) => ({ message: `Stream [${child}] extends [${id}]: delete or change it first.`, meta: { field: `${child}.extends`, rule: 'dependents' } })),
-          ...(force ? [] : relations.map((at) => ({ message: `${at} relates to [${id}]: delete it first, or send ?force=true to keep its values without links.`, meta: { field: at, rule: 'dependents' } }))),
-        ];
-        throw new ValidationError(errors);
-      }
-      // Dependents were checked above (children never forced): the registry checks If-Match under its lock.
-      if (!(await context.registry.remove(id, { guard: guardOf(request), force: true }))) throw new NotFoundError(`Stream [${id}] not found.`);
+      // The registry checks If-Match and then the dependents under its lock.
+      if (!(await context.registry.remove(id, { guard: guardOf(request), force }))) throw new NotFoundError(`Stream [${id}] not found.`);
       return { status: 204 };
     },
   };
 }
 
-/** Who names stream `id`: children that extend it, and `stream.field` relationships to it. */
-function dependentsOf(definitions: StreamDefinition[], id: string): { children: string[]; relations: string[] } {
-  const children: string[] = [];
-  const relations: string[] = [];
-  for (const other of definitions) {
-    if (other.id === id) continue;
-    if (other.extends === id) children.push(other.id);
-    for (const field of other.fields) {
-      const related = field.config.related;
-      if (related === id || (Array.isArray(related) && related.includes(id))) relations.push(`${other.id}.${field.handle}`);
-    }
-  }
-  return { children, relations };
-}
