@@ -21,9 +21,24 @@ const rows = [
 ];
 
 type Kind = 'filebase' | 'file' | 'self';
+/** Every built-in source (and format) for the API-level checks of item 3. */
+type AnySource = Kind | 'filebase yaml' | 'file csv' | 'collection';
 
-async function boot(kind: Kind, config?: Record<string, unknown>): Promise<TestApp> {
+async function boot(kind: AnySource, config?: Record<string, unknown>): Promise<TestApp> {
   if (kind === 'filebase') return startApp({ streams: { things: { fields } }, data: { things: rows }, config });
+  if (kind === 'filebase yaml') {
+    const files = Object.fromEntries(rows.map((r) => [`streams/data/things/${r.id}.yaml`, `id: ${r.id}\nname: ${r.name}\nsize: ${r.size}\n`]));
+    return startApp({ streams: { things: { fields, config: { source: { type: 'filebase', format: 'yaml' } } } }, files, config });
+  }
+  if (kind === 'file csv') {
+    const csv = `id,name,size\n${rows.map((r) => `${r.id},${r.name},${r.size}`).join('\n')}\n`;
+    return startApp({ streams: { things: { fields, config: { source: { type: 'file', file: 'things.csv', format: 'csv' } } } }, files: { 'things.csv': csv }, config });
+  }
+  if (kind === 'collection') {
+    const started = await startApp({ streams: { things: { fields, config: { source: { type: 'collection' } } } }, config });
+    for (const row of rows) expect((await started.request('POST', E, row)).status).toBe(201);
+    return started;
+  }
   if (kind === 'file') {
     return startApp({ streams: { things: { fields, config: { source: { type: 'file', file: 'things.json' } } } }, files: { 'things.json': rows }, config });
   }
@@ -32,7 +47,7 @@ async function boot(kind: Kind, config?: Record<string, unknown>): Promise<TestA
 
 const E = '/api/streams/things/entries';
 
-describe.each<Kind>(['filebase', 'file', 'self'])('optimistic concurrency on entries: %s', (kind) => {
+describe.each<AnySource>(['filebase', 'filebase yaml', 'file', 'file csv', 'self', 'collection'])('optimistic concurrency on entries: %s', (kind) => {
   it('every entry answer carries the ETag of its stored version; If-Match is compared with it', async () => {
     app = await boot(kind);
     const shown = await app.request('GET', `${E}/1`);
