@@ -3,17 +3,19 @@
  * with npm, listed BY PACKAGE NAME in the app's config, booted by `node kernel/boot.js`
  * (the real launcher on dist/) and used over HTTP.
  *
- * The kernel itself is not published, so the app's `node_modules/streams-kernel` is a
- * symlink to this repository (what `npm install streams-kernel` would put there). The
- * addon declares the kernel as a peer dependency, and the install uses
- * `--legacy-peer-deps --offline`: a tarball without dependencies needs no registry.
+ * Both installs run the shell block "Packed, as your users get it" of docs/addons.md word
+ * for word (its paths substituted; only the last line, the boot, is run by the test so it
+ * can watch the process): the kernel, not published, is installed from this checkout (a
+ * folder link), then the addon's tarball, whose peer dependency it meets, with no flag.
+ * npm runs offline and without install scripts (environment, not flags): nothing here
+ * needs the registry.
  *
  * The last suite follows docs/addons.md from an empty folder: its package.json, index.js
  * and test file are taken from the doc's code blocks, the addon's own tests run with
  * `npm test`, and the packed addon boots in an application (so the doc cannot rot).
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +33,28 @@ const hasNpm = npmVersion.status === 0;
 if (!hasNpm) console.log(`packed-addon.test.ts: skipped, npm is not available (${npmVersion.error?.message ?? npmVersion.stderr})`);
 
 /** Quiet npm: no audit/fund/update chatter, errors only. */
-const npmEnv = { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const npmEnv = { ...process.env, npm_config_loglevel: 'error', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_offline: 'true', npm_config_ignore_scripts: 'true' };
+
+/**
+ * Runs docs/addons.md's "Packed, as your users get it" block in `addonDir` (where `npm pack`
+ * runs), but its boot line: `/tmp/try` becomes `tryDir`, `/path/to/streams-kernel` this
+ * checkout, and the tutorial's package name `addonName`. Returns the application folder.
+ */
+async function installLikeTheDocs(addonDir: string, tryDir: string, addonName: string): Promise<string> {
+  const doc = await readFile(path.join(repo, 'docs', 'addons.md'), 'utf8');
+  const lines = blockAfter(doc, '**Packed, as your users get it.**').trimEnd().split('\n');
+  const boot = lines.pop()!;
+  expect(boot).toMatch(/^node node_modules\/streams-kernel\/kernel\/boot\.js --config app\.json --port 0/);
+  const script = lines
+    .join('\n')
+    .replaceAll('/tmp/try', tryDir)
+    .replaceAll('/path/to/streams-kernel', repo)
+    .replaceAll('streams-addon-locked', addonName);
+  await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: addonDir, env: npmEnv }).catch((error: { stdout?: string; stderr?: string }) => {
+    throw new Error(`the docs' install recipe failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+  });
+  return path.join(tryDir, 'app');
+}
 
 let tmp: string;
 let app: string;
@@ -40,18 +63,13 @@ let tarball: string;
 beforeAll(async () => {
   if (!hasNpm) return;
   tmp = await mkdtemp(path.join(os.tmpdir(), 'packed-addon-'));
-  const { stdout } = await run('npm', ['pack', '--pack-destination', tmp, '--json'], { cwd: addonDir, env: npmEnv });
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  tarball = path.join(tmp, packed!.filename);
-
-  app = path.join(tmp, 'app');
-  await mkdir(path.join(app, 'streams'), { recursive: true });
-  // Its own package.json, so npm installs here instead of in a parent folder.
-  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'geo-app', private: true }));
+  app = await installLikeTheDocs(addonDir, path.join(tmp, 'geo'), 'streams-addon-geo');
+  tarball = path.join(tmp, 'geo', 'streams-addon-geo-0.1.0.tgz');
   await writeFile(
     path.join(app, 'app.json'),
     JSON.stringify({ http: { host: '127.0.0.1' }, log: { level: 'info' }, plugins: ['streams-addon-geo'] }, null, 2),
   );
+  await rm(path.join(app, 'streams', 'planets.json'));
   await writeFile(
     path.join(app, 'streams', 'places.json'),
     JSON.stringify({
@@ -60,9 +78,6 @@ beforeAll(async () => {
       fields: { id: 'integer', name: { type: 'string', required: true }, location: { type: 'geopoint', required: true } },
     }),
   );
-  await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', '--offline', tarball], { cwd: app, env: npmEnv });
-  // After the install: npm would prune a link it did not make.
-  await symlink(repo, path.join(app, 'node_modules', 'streams-kernel'), 'dir');
 }, 60_000);
 
 afterAll(async () => {
@@ -177,17 +192,14 @@ describe.skipIf(!hasNpm)('the tutorial of docs/addons.md, followed from an empty
     expect(tests.stdout).toMatch(/^(?:#|ℹ) pass 3\b/m);
     expect(tests.stdout).toMatch(/^(?:#|ℹ) fail 0\b/m);
 
-    // Section 5, "Packed, as your users get it".
-    const { stdout } = await run('npm', ['pack', '--pack-destination', tmp, '--json'], { cwd: folder, env: npmEnv });
-    const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    expect(packed!.files.map((f) => f.path).sort()).toEqual(['README.md', 'index.js', 'package.json']);
-    const tryApp = path.join(tmp, 'try-app');
-    await mkdir(path.join(tryApp, 'streams'), { recursive: true });
-    await writeFile(path.join(tryApp, 'package.json'), JSON.stringify({ name: 'try-app', private: true }));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', '--offline', path.join(tmp, packed!.filename)], { cwd: tryApp, env: npmEnv });
-    await symlink(repo, path.join(tryApp, 'node_modules', 'streams-kernel'), 'dir');
-    await writeFile(path.join(tryApp, 'app.json'), JSON.stringify({ plugins: ['streams-addon-locked'] }));
-    await writeFile(path.join(tryApp, 'streams', 'planets.json'), JSON.stringify({ locked: true, fields: { id: 'integer', name: 'string' } }));
+    // Section 5, "Packed, as your users get it": its block, word for word.
+    const tryApp = await installLikeTheDocs(folder, path.join(tmp, 'try'), 'streams-addon-locked');
+    const packed = await readdir(path.join(tryApp, 'node_modules', 'streams-addon-locked'));
+    expect(packed.sort()).toEqual(['README.md', 'index.js', 'package.json']);
+    expect(JSON.parse(await readFile(path.join(tryApp, 'package.json'), 'utf8')).dependencies).toEqual({
+      'streams-addon-locked': expect.stringMatching(/^file:.*streams-addon-locked-0\.1\.0\.tgz$/),
+      'streams-kernel': expect.stringMatching(/^file:/),
+    });
 
     const running = await start(path.join(tryApp, 'app.json'));
     try {
