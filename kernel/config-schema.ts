@@ -173,6 +173,8 @@ export const configSchema = {
               name: { type: 'string', minLength: 1 },
               enabled: { type: 'boolean', default: true },
               options: { type: 'object', default: {} },
+              boot_timeout_ms: { type: 'integer', minimum: 1 },
+              shutdown_timeout_ms: { type: 'integer', minimum: 1 },
             },
           },
         ],
@@ -213,6 +215,10 @@ export interface PluginEntryConfig {
   name: string;
   enabled?: boolean;
   options?: Record<string, unknown>;
+  /** How long this plugin's register+boot may take (overrides the plugin's own `timeouts.boot`). */
+  boot_timeout_ms?: number;
+  /** How long its shutdown may take before the kernel moves on (overrides `timeouts.shutdown`). */
+  shutdown_timeout_ms?: number;
 }
 
 export interface MongoConnectionConfig {

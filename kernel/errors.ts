@@ -81,6 +81,37 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A plugin whose lifecycle step (register, boot or shutdown) did not settle in time: the
+ * message names the plugin, the step and the setting that gives it longer.
+ */
+export class PluginTimeoutError extends Error {
+  constructor(
+    readonly plugin: string,
+    readonly step: 'register' | 'boot' | 'shutdown',
+    readonly ms: number,
+  ) {
+    const setting = step === 'shutdown' ? 'shutdown_timeout_ms' : 'boot_timeout_ms';
+    super(`plugin "${plugin}" did not finish its ${step} within ${ms} ms (give it longer with "${setting}" in its "plugins" entry)`);
+    this.name = 'PluginTimeoutError';
+  }
+}
+
+/** The plugin whose hook listener threw `error` (set by the plugin's view of the hook bus). */
+const PLUGIN_OF_ERROR = Symbol.for('streams-kernel:error-plugin');
+
+export function tagErrorWithPlugin(error: unknown, plugin: string): unknown {
+  if (error !== null && typeof error === 'object' && !(PLUGIN_OF_ERROR in error)) {
+    Object.defineProperty(error, PLUGIN_OF_ERROR, { value: plugin, configurable: true });
+  }
+  return error;
+}
+
+/** For log lines: which plugin's listener an error came from (undefined: not a listener's). */
+export function pluginOfError(error: unknown): string | undefined {
+  return error !== null && typeof error === 'object' ? ((error as Record<symbol, unknown>)[PLUGIN_OF_ERROR] as string | undefined) : undefined;
+}
+
 (AppError.prototype as unknown as Record<symbol, boolean>)[BRAND] = true;
 
 export function isAppError(error: unknown): error is AppError {

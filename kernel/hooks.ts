@@ -1,3 +1,4 @@
+import { tagErrorWithPlugin } from './errors.js';
 import type { HookMap, HookName } from './hook-map.js';
 
 export type HookListener<K extends HookName> = (payload: HookMap[K]) => void | Promise<void>;
@@ -13,11 +14,23 @@ interface Registered<K extends HookName> {
  * emitter: that is how a `*ing` listener vetoes a write.
  */
 export class Hooks {
-  private readonly listeners = new Map<HookName, Registered<HookName>[]>();
+  constructor(
+    private readonly listeners = new Map<HookName, Registered<HookName>[]>(),
+    private readonly owner?: string,
+  ) {}
+
+  /**
+   * The same bus as one plugin sees it (its context's `hooks`): an error its listeners throw
+   * carries the plugin's name, so the log line of a failed request names the culprit.
+   */
+  forPlugin(name: string): Hooks {
+    return new Hooks(this.listeners, name);
+  }
 
   on<K extends HookName>(name: K, listener: HookListener<K>, options: { priority?: number } = {}): () => void {
     const list = this.listeners.get(name) ?? [];
-    const item = { listener, priority: options.priority ?? 0 } as unknown as Registered<HookName>;
+    const owned = this.owner === undefined ? listener : ownedBy(listener, this.owner);
+    const item = { listener: owned, priority: options.priority ?? 0 } as unknown as Registered<HookName>;
     list.push(item);
     // Stable sort keeps registration order among equal priorities.
     list.sort((a, b) => a.priority - b.priority);
@@ -43,4 +56,17 @@ export class Hooks {
       await (listener as HookListener<K>)(payload);
     }
   }
+}
+
+/** Wraps a listener so what it throws (sync or async) is tagged with its plugin; a sync one stays sync. */
+function ownedBy<K extends HookName>(listener: HookListener<K>, plugin: string): HookListener<K> {
+  return (payload) => {
+    let result: void | Promise<void>;
+    try {
+      result = listener(payload);
+    } catch (error) {
+      throw tagErrorWithPlugin(error, plugin);
+    }
+    return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(tagErrorWithPlugin(error, plugin))) : result;
+  };
 }

@@ -1,13 +1,13 @@
 /** The kernel's public surface, re-exported by the addon API. */
 export { Kernel, type KernelOptions } from './kernel.js';
-export { definePlugin, type Plugin, type PluginContext } from './plugin.js';
+export { definePlugin, DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginTimeouts } from './plugin.js';
 export { Hooks, type HookListener } from './hooks.js';
 export type * from './hook-map.js';
 export { buildConfig, loadConfigFile, type ConfigOverrides } from './config.js';
 export type { KernelConfig, InterfaceConfig, PluginEntryConfig, MongoConnectionConfig } from './config-schema.js';
 export { readTextFile, stripBom } from './text-files.js';
 export { injectStorageFault, storageFailure, STORAGE_RETRY_AFTER } from './storage-health.js';
-export { AppError, BadRequestError, ConfigError, NotFoundError, ValidationError, isAppError, type ErrorElement } from './errors.js';
+export { AppError, BadRequestError, ConfigError, NotFoundError, PluginTimeoutError, ValidationError, isAppError, pluginOfError, type ErrorElement } from './errors.js';
 export { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
 export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions } from './durable-fs.js';

@@ -1,10 +1,10 @@
 import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
 import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
 import { Hooks } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
-import type { Plugin, PluginContext } from './plugin.js';
+import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginTimeouts } from './plugin.js';
 import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
 import { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
 
@@ -12,6 +12,8 @@ export interface KernelOptions {
   logger?: Logger;
   /** Plugins given as objects (tests, embedding), loaded after the configured ones. */
   plugins?: Plugin[];
+  /** Defaults of the per-plugin lifecycle limits (a plugin's own and its `plugins` entry win). */
+  timeouts?: PluginTimeouts;
 }
 
 /**
@@ -57,16 +59,16 @@ export class Kernel {
         options: loaded.options,
         root: this.config.root,
         logger: this.logger.child({ plugin: loaded.plugin.name }),
-        hooks: this.hooks,
+        hooks: this.hooks.forPlugin(loaded.plugin.name),
       };
       this.contexts.set(loaded.plugin.name, context);
     }
-    for (const loaded of this.plugins) await loaded.plugin.register?.(this.contexts.get(loaded.plugin.name)!);
+    for (const loaded of this.plugins) await this.step(loaded, 'register');
     try {
       for (const loaded of this.plugins) {
         // Recorded before boot so a half-booted plugin still gets its shutdown.
         this.booted.push(loaded);
-        await loaded.plugin.boot?.(this.contexts.get(loaded.plugin.name)!);
+        await this.step(loaded, 'boot');
       }
     } catch (error) {
       await this.shutdown().catch((e: unknown) => this.logger.error({ err: e }, 'shutdown after failed boot failed'));
@@ -83,13 +85,41 @@ export class Kernel {
     await this.hooks.emit('kernel.shutdown', {}).catch((e: unknown) => this.logger.error({ err: e }, 'shutdown hook failed'));
     for (const loaded of [...this.booted].reverse()) {
       try {
-        await loaded.plugin.shutdown?.(this.contexts.get(loaded.plugin.name)!);
+        await this.step(loaded, 'shutdown');
       } catch (error) {
-        this.logger.error({ err: error, plugin: loaded.plugin.name }, 'plugin shutdown failed');
+        this.logger.error({ err: error, plugin: loaded.plugin.name }, error instanceof PluginTimeoutError ? error.message : 'plugin shutdown failed');
       }
     }
     this.booted = [];
     this.state = 'stopped';
+  }
+
+  /**
+   * One lifecycle step of one plugin, bounded in time (as avvio does): a step that never
+   * settles fails with a message naming the plugin instead of hanging the process. The
+   * step itself cannot be cancelled; a timed-out boot is followed by the shutdown of
+   * everything booted so far, and a timed-out shutdown by the next plugin's.
+   */
+  private async step(loaded: LoadedPlugin, step: 'register' | 'boot' | 'shutdown'): Promise<void> {
+    const run = loaded.plugin[step];
+    if (run === undefined) return;
+    const limits = { ...DEFAULT_PLUGIN_TIMEOUTS, ...this.options.timeouts, ...loaded.plugin.timeouts, ...loaded.timeouts };
+    const ms = step === 'shutdown' ? limits.shutdown : limits.boot;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new PluginTimeoutError(loaded.plugin.name, step, ms)), ms);
+    });
+    try {
+      await Promise.race([run.call(loaded.plugin, this.contexts.get(loaded.plugin.name)!), expired]);
+    } catch (error) {
+      // A listener's error already names its plugin; a plain lifecycle failure gets this one's.
+      if (step !== 'shutdown' && pluginOfError(error) === undefined && !(error instanceof PluginTimeoutError) && !(error instanceof ConfigError)) {
+        this.logger.error({ err: error, plugin: loaded.plugin.name, step }, `plugin "${loaded.plugin.name}" failed in its ${step}`);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private validateOptions(loaded: LoadedPlugin): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfigFile, type ConfigOverrides } from './config.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, PluginTimeoutError } from './errors.js';
 import { Kernel } from './kernel.js';
 
 const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L] [--transport T]
@@ -104,7 +104,7 @@ export async function main(argv: string[]): Promise<Kernel> {
   try {
     await booted;
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
+    if (error instanceof ConfigError || error instanceof PluginTimeoutError) fail(error.message);
     process.stderr.write(`streams-kernel: boot failed: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   }

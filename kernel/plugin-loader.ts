@@ -4,13 +4,15 @@ import { pathToFileURL } from 'node:url';
 import type { KernelConfig } from './config-schema.js';
 import { CORE_PLUGINS, DEFAULT_PLUGINS } from './core-plugins.js';
 import { ConfigError } from './errors.js';
-import { isPlugin, type Plugin } from './plugin.js';
+import { isPlugin, type Plugin, type PluginTimeouts } from './plugin.js';
 
 export interface LoadedPlugin {
   plugin: Plugin;
   options: Record<string, unknown>;
   /** Where it came from: a core name, a path or a package name (for messages). */
   source: string;
+  /** The operator's `boot_timeout_ms`/`shutdown_timeout_ms` of its `plugins` entry, if any. */
+  timeouts?: PluginTimeouts;
 }
 
 interface WantedPlugin {
@@ -18,12 +20,13 @@ interface WantedPlugin {
   options: Record<string, unknown>;
   enabled: boolean;
   index: number;
+  timeouts: PluginTimeouts;
 }
 
 /** Collect the wanted plugins: the defaults, then the config's list (a repeated name merges options). */
 function wantedPlugins(config: KernelConfig): WantedPlugin[] {
   const wanted = new Map<string, WantedPlugin>();
-  for (const name of DEFAULT_PLUGINS) wanted.set(name, { spec: name, options: {}, enabled: true, index: -1 });
+  for (const name of DEFAULT_PLUGINS) wanted.set(name, { spec: name, options: {}, enabled: true, index: -1, timeouts: {} });
   config.plugins.forEach((entry, index) => {
     const item = typeof entry === 'string' ? { name: entry } : entry;
     const previous = wanted.get(item.name);
@@ -32,6 +35,11 @@ function wantedPlugins(config: KernelConfig): WantedPlugin[] {
       options: { ...(previous?.options ?? {}), ...(item.options ?? {}) },
       enabled: item.enabled ?? true,
       index,
+      timeouts: {
+        ...previous?.timeouts,
+        ...('boot_timeout_ms' in item && item.boot_timeout_ms !== undefined ? { boot: item.boot_timeout_ms } : {}),
+        ...('shutdown_timeout_ms' in item && item.shutdown_timeout_ms !== undefined ? { shutdown: item.shutdown_timeout_ms } : {}),
+      },
     });
   });
   return [...wanted.values()].filter((w) => w.enabled);
@@ -144,12 +152,12 @@ export async function loadPlugins(config: KernelConfig, extra: Plugin[] = []): P
     const plugin = await importPlugin(wanted.spec, resolveSpec(wanted.spec, config.root, config.file), where);
     if (seen.has(plugin.name)) throw new ConfigError(`two plugins are named "${plugin.name}"`, where, '/plugins');
     seen.add(plugin.name);
-    loaded.push({ plugin, options: wanted.options, source: wanted.spec });
+    loaded.push({ plugin, options: wanted.options, source: wanted.spec, timeouts: wanted.timeouts });
   }
   for (const plugin of extra) {
     if (seen.has(plugin.name)) throw new ConfigError(`two plugins are named "${plugin.name}"`, where, '/plugins');
     seen.add(plugin.name);
-    loaded.push({ plugin, options: {}, source: 'inline' });
+    loaded.push({ plugin, options: {}, source: 'inline', timeouts: {} });
   }
   return orderPlugins(loaded, where);
 }

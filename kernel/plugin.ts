@@ -17,6 +17,17 @@ export interface PluginContext<Options = Record<string, unknown>> {
   hooks: Hooks;
 }
 
+/** Milliseconds a lifecycle step may take before the kernel names the plugin as stuck. */
+export interface PluginTimeouts {
+  /** register and boot together (default 60 s). */
+  boot?: number;
+  /** shutdown (default 30 s; then the kernel logs it and shuts the next plugin down). */
+  shutdown?: number;
+}
+
+/** The kernel's defaults; a plugin may declare its own, an operator's `plugins` entry wins. */
+export const DEFAULT_PLUGIN_TIMEOUTS: Required<PluginTimeouts> = { boot: 60_000, shutdown: 30_000 };
+
 /**
  * A plugin: a name, the plugins it requires, and up to three lifecycle steps.
  * - register: bind into the container and into other plugins' registries. No I/O.
@@ -28,6 +39,8 @@ export interface Plugin<Options = Record<string, unknown>> {
   requires?: string[];
   /** Optional JSON Schema for this plugin's `options` (validated with defaults before register). */
   optionsSchema?: Record<string, unknown>;
+  /** Its own lifecycle time limits, when the defaults do not fit (a long data load, a slow connect). */
+  timeouts?: PluginTimeouts;
   register?(context: PluginContext<Options>): void | Promise<void>;
   boot?(context: PluginContext<Options>): void | Promise<void>;
   shutdown?(context: PluginContext<Options>): void | Promise<void>;

@@ -1,4 +1,4 @@
-import { isAppError, type InterfaceConfig, type Logger } from '../../kernel/index.js';
+import { isAppError, pluginOfError, type InterfaceConfig, type Logger } from '../../kernel/index.js';
 import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
 import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
@@ -139,7 +139,7 @@ export class InterfaceDispatcher {
   private fromError(request: ApiRequest, error: unknown): HttpReply {
     // A 500 is a failure of ours, whatever threw it: its detail goes to the log under the request id.
     if (isAppError(error) && error.status !== 500) return { status: error.status, headers: error.headers, body: errorEnvelope(this.errorLinks(request), error.errors) };
-    this.logger.error({ err: error, requestId: request.id, method: request.method, path: request.path }, 'API request failed');
+    this.logger.error({ err: error, plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'API request failed');
     return this.error(request, 500, 'Internal Server Error');
   }
 }

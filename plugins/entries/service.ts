@@ -1,4 +1,4 @@
-import { BadRequestError, KeyedLock, ValidationError, type Hooks, type Logger } from '../../kernel/index.js';
+import { BadRequestError, KeyedLock, ValidationError, pluginOfError, type Hooks, type Logger } from '../../kernel/index.js';
 import type { EntryHookPayload } from '../../kernel/index.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
@@ -463,7 +463,7 @@ export class EntriesServiceImpl implements EntriesService {
   }
 
   private hookFailed(name: string, error: unknown): void {
-    this.deps.logger.error({ err: error, hook: name }, 'an entry hook listener failed after the write');
+    this.deps.logger.error({ err: error, plugin: pluginOfError(error), hook: name }, 'an entry hook listener failed after the write');
   }
 }
 

@@ -1,4 +1,4 @@
-import { BadRequestError, isAppError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { BadRequestError, isAppError, pluginOfError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import type { HttpReply, HttpServer, InjectedRequest, ReadinessCheck, RouteHandler, StreamSink, TransportReplyDecorator } from './contracts.js';
 import { assertPortFree, ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
@@ -223,7 +223,7 @@ export abstract class HttpServerCore implements HttpServer {
       if (error.headers !== undefined) reply.headers = error.headers;
       return reply;
     }
-    this.logger.error({ err: error, requestId: request.id, method: request.method, path: request.path }, 'request failed');
+    this.logger.error({ err: error, plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'request failed');
     return { status: 500, body: errorBody('Internal Server Error') };
   }
 
