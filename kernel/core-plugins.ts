@@ -10,11 +10,11 @@ export const CORE_PLUGINS: Record<string, string> = {
   entries: '../plugins/entries/index.js',
   http: '../plugins/http/index.js',
   api: '../plugins/api/index.js',
-  routes: '../plugins/routes/index.js',
+  'stream-routes': '../plugins/stream-routes/index.js',
   openapi: '../plugins/openapi/index.js',
   realtime: '../plugins/realtime/index.js',
   mongodb: '../plugins/mongodb/index.js',
 };
 
 /** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed. */
-export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'routes', 'openapi', 'realtime'];
+export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'stream-routes', 'openapi', 'realtime'];

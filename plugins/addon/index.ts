@@ -122,4 +122,4 @@ export {
 } from '../api/index.js';
 
 // Stream routes: controller actions (`uses`) and the view renderer (`view`).
-export { STREAM_ROUTES, type StreamRouteContext, type StreamRouteHandler, type StreamRoutes, type ViewRenderer } from '../routes/index.js';
+export { STREAM_ROUTES, type StreamRouteContext, type StreamRouteHandler, type StreamRoutes, type ViewRenderer } from '../stream-routes/index.js';

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type Plugin } from '../../kernel/index.js';
-import { STREAM_ROUTES, type StreamRoutes } from '../../plugins/routes/index.js';
+import { STREAM_ROUTES, type StreamRoutes } from '../../plugins/stream-routes/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /** An addon that serves the spec's stream `routes`: a controller action and a view renderer. */
 const site: Plugin = definePlugin({
   name: 'site',
-  requires: ['routes'],
+  requires: ['stream-routes'],
   register({ container }) {
     const routes = container.resolve<StreamRoutes>(STREAM_ROUTES);
     routes.registerHandler('App\\Books@cover', ({ entry, params }) => ({

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type Plugin } from '../../kernel/index.js';
-import { STREAM_ROUTES, type StreamRoutes } from '../../plugins/routes/index.js';
+import { STREAM_ROUTES, type StreamRoutes } from '../../plugins/stream-routes/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /** Issue #13 item 3: the API surface belongs to the product; stream routes run behind its gate. */
 const site: Plugin = definePlugin({
   name: 'site',
-  requires: ['routes'],
+  requires: ['stream-routes'],
   register({ container }) {
     container.resolve<StreamRoutes>(STREAM_ROUTES).registerHandler('App\\Page@show', ({ params }) => ({ status: 200, type: 'text/plain', body: `page ${params.id}` }));
   },

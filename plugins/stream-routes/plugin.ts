@@ -9,8 +9,8 @@ import { StreamRoutesService } from './stream-routes.js';
 import { STREAM_ROUTES } from './tokens.js';
 
 /** Serves the spec's stream `routes` (`uses` handlers and `view` renderers registered by addons). */
-export const routesPlugin = definePlugin({
-  name: 'routes',
+export const streamRoutesPlugin = definePlugin({
+  name: 'stream-routes',
   requires: ['streams', 'fields', 'entries', 'http', 'api'],
   register({ container, hooks, config }) {
     const service = new StreamRoutesService();
