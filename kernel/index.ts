@@ -1,6 +1,7 @@
 /** The kernel's public surface, re-exported by the addon API. */
 export { Kernel, type KernelOptions } from './kernel.js';
-export { definePlugin, DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginTimeouts } from './plugin.js';
+export { definePlugin, DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from './plugin.js';
+export { serviceRef, serviceId, type ServiceRef, type ServiceOf } from './service-ref.js';
 export { Hooks, type HookListener } from './hooks.js';
 export type * from './hook-map.js';
 export { buildConfig, loadConfigFile, type ConfigOverrides } from './config.js';

@@ -1,17 +1,18 @@
-import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
+import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';
 import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
 import { Hooks } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
-import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginTimeouts } from './plugin.js';
+import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from './plugin.js';
+import { serviceId, type ServiceRef } from './service-ref.js';
 import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
 import { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
 
 export interface KernelOptions {
   logger?: Logger;
-  /** Plugins given as objects (tests, embedding), loaded after the configured ones. */
-  plugins?: Plugin[];
+  /** Plugins given as objects or factories (tests, embedding), loaded after the configured ones. */
+  plugins?: Array<Plugin | PluginFactory>;
   /** Defaults of the per-plugin lifecycle limits (a plugin's own and its `plugins` entry win). */
   timeouts?: PluginTimeouts;
 }
@@ -27,24 +28,72 @@ export class Kernel {
   private plugins: LoadedPlugin[] = [];
   private readonly contexts = new Map<string, PluginContext>();
   private booted: LoadedPlugin[] = [];
+  /** Which plugin provides each service reference ("kernel" for the kernel's own), and the service. */
+  private readonly providers = new Map<symbol, { plugin: string; service: unknown }>();
   private state: 'new' | 'booting' | 'running' | 'stopping' | 'stopped' = 'new';
 
   constructor(readonly config: KernelConfig, private readonly options: KernelOptions = {}) {
     this.logger = options.logger ?? createLogger(config.log.level);
     this.container = rootContainer.createChildContainer();
-    this.container.registerInstance(CONFIG, config);
-    this.container.registerInstance(LOGGER, this.logger);
-    this.container.registerInstance(HOOKS, this.hooks);
-    this.container.registerInstance(APP_ROOT, config.root);
-    this.container.registerInstance(KERNEL, this);
+    this.provide('kernel', CONFIG, config);
+    this.provide('kernel', LOGGER, this.logger);
+    this.provide('kernel', HOOKS, this.hooks);
+    this.provide('kernel', APP_ROOT, config.root);
+    this.provide('kernel', KERNEL, this);
   }
 
   get pluginNames(): string[] {
     return this.plugins.map((p) => p.plugin.name);
   }
 
-  resolve<T>(token: InjectionToken<T>): T {
-    return this.container.resolve(token);
+  /** A service, from outside any plugin (tests, embedding): `kernel.get(HTTP_SERVER).url`. */
+  get<T>(ref: ServiceRef<T>): T {
+    const provided = this.providers.get(ref);
+    if (provided === undefined) throw new Error(`no loaded plugin provides the service "${serviceId(ref)}"`);
+    return provided.service as T;
+  }
+
+  private provide<T>(plugin: string, ref: ServiceRef<T>, service: T): void {
+    const provider = this.providers.get(ref)?.plugin;
+    if (provider !== undefined && provider !== plugin) {
+      throw new ConfigError(`plugins "${provider}" and "${plugin}" both provide the service "${serviceId(ref)}"`, this.config.file ?? 'config', '/plugins');
+    }
+    this.providers.set(ref, { plugin, service });
+    // Mirrored into the container for `container.resolve(TOKEN)` (addons, middleware factories);
+    // tsyringe cannot hold a null service (an optional one, such as the folder watcher).
+    if (service !== null && service !== undefined) this.container.registerInstance(ref, service);
+  }
+
+  /**
+   * `context.use` of plugin `user`: its provider must be loaded and be the plugin itself,
+   * the kernel, or among what `user` requires (directly or through them), since that is
+   * what makes the provider register and boot first.
+   */
+  private use<T>(user: string, reach: ReadonlySet<string>, ref: ServiceRef<T>): T {
+    const provided = this.providers.get(ref);
+    if (provided === undefined) {
+      throw new ConfigError(`plugin "${user}" uses the service "${serviceId(ref)}", which no loaded plugin provides`, this.config.file ?? 'config', '/plugins');
+    }
+    const provider = provided.plugin;
+    if (provider !== user && provider !== 'kernel' && !reach.has(provider)) {
+      throw new ConfigError(`plugin "${user}" uses the service "${serviceId(ref)}" of plugin "${provider}" without requiring it: add "${provider}" to its requires`, this.config.file ?? 'config', '/plugins');
+    }
+    return provided.service as T;
+  }
+
+  /** Every plugin `name` requires, directly or through the plugins it requires. */
+  private requiredBy(name: string): Set<string> {
+    const byName = new Map(this.plugins.map((p) => [p.plugin.name, p.plugin]));
+    const reach = new Set<string>();
+    const visit = (current: string): void => {
+      for (const required of byName.get(current)?.requires ?? []) {
+        if (reach.has(required)) continue;
+        reach.add(required);
+        visit(required);
+      }
+    };
+    visit(name);
+    return reach;
   }
 
   async boot(): Promise<void> {
@@ -53,7 +102,11 @@ export class Kernel {
     this.plugins = await loadPlugins(this.config, this.options.plugins);
     for (const loaded of this.plugins) {
       loaded.options = this.validateOptions(loaded);
+      const name = loaded.plugin.name;
+      const reach = this.requiredBy(name);
       const context: PluginContext = {
+        provide: (ref, service) => this.provide(name, ref, service),
+        use: (ref) => this.use(name, reach, ref),
         container: this.container,
         config: this.config,
         options: loaded.options,

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { KernelConfig } from './config-schema.js';
 import { CORE_PLUGINS, DEFAULT_PLUGINS } from './core-plugins.js';
 import { ConfigError } from './errors.js';
-import { isPlugin, type Plugin, type PluginTimeouts } from './plugin.js';
+import { instantiatePlugin, type Plugin, type PluginFactory, type PluginTimeouts } from './plugin.js';
 
 export interface LoadedPlugin {
   plugin: Plugin;
@@ -104,11 +104,16 @@ async function importPlugin(spec: string, url: string, where: string): Promise<P
   } catch (error) {
     throw new ConfigError(`plugin "${spec}" failed to load: ${(error as Error).message}`, where, '/plugins');
   }
-  const candidate = mod.default ?? mod.plugin;
-  if (!isPlugin(candidate)) {
-    throw new ConfigError(`plugin "${spec}" must export a plugin object (default export or "plugin") with a name`, where, '/plugins');
+  let plugin: Plugin | undefined;
+  try {
+    plugin = instantiatePlugin(mod.default ?? mod.plugin);
+  } catch (error) {
+    throw new ConfigError(`plugin "${spec}" failed to load: its factory threw ${(error as Error).message}`, where, '/plugins');
   }
-  return candidate;
+  if (plugin === undefined) {
+    throw new ConfigError(`plugin "${spec}" must export a plugin object, or a function returning one (default export or "plugin"), with a name`, where, '/plugins');
+  }
+  return plugin;
 }
 
 /**
@@ -144,7 +149,7 @@ export function orderPlugins(plugins: LoadedPlugin[], where = 'config'): LoadedP
 }
 
 /** Resolve, import and order every plugin the config asks for. */
-export async function loadPlugins(config: KernelConfig, extra: Plugin[] = []): Promise<LoadedPlugin[]> {
+export async function loadPlugins(config: KernelConfig, extra: Array<Plugin | PluginFactory> = []): Promise<LoadedPlugin[]> {
   const where = config.file ?? 'config';
   const loaded: LoadedPlugin[] = [];
   const seen = new Set<string>();
@@ -154,7 +159,9 @@ export async function loadPlugins(config: KernelConfig, extra: Plugin[] = []): P
     seen.add(plugin.name);
     loaded.push({ plugin, options: wanted.options, source: wanted.spec, timeouts: wanted.timeouts });
   }
-  for (const plugin of extra) {
+  for (const given of extra) {
+    const plugin = instantiatePlugin(given);
+    if (plugin === undefined) throw new ConfigError('an inline plugin must be a plugin object, or a function returning one, with a name', where, '/plugins');
     if (seen.has(plugin.name)) throw new ConfigError(`two plugins are named "${plugin.name}"`, where, '/plugins');
     seen.add(plugin.name);
     loaded.push({ plugin, options: {}, source: 'inline', timeouts: {} });

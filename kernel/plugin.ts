@@ -2,10 +2,26 @@ import type { DependencyContainer } from 'tsyringe';
 import type { KernelConfig } from './config-schema.js';
 import type { Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
+import type { ServiceRef } from './service-ref.js';
 
 /** What every lifecycle step of a plugin receives. */
 export interface PluginContext<Options = Record<string, unknown>> {
-  /** The kernel's container: resolve other plugins' tokens, register your own. */
+  /**
+   * Bind the service this plugin provides under `ref` (in `register`). A second plugin
+   * providing the same reference fails the boot naming both.
+   */
+  provide<T>(ref: ServiceRef<T>, service: T): void;
+  /**
+   * The service another plugin provides, typed by its reference. Fails (naming this plugin,
+   * the service and its provider) when no loaded plugin provides it, or when its provider is
+   * not among the plugins this one `requires` (directly or through them): that is what
+   * orders their lifecycles.
+   */
+  use<T>(ref: ServiceRef<T>): T;
+  /**
+   * The kernel's tsyringe container, for code written before service references
+   * (`container.resolve(TOKEN)` still works: a reference is that token). Prefer `use`.
+   */
   container: DependencyContainer;
   config: KernelConfig;
   /** This plugin's `options` from the config's `plugins` list ({} when none). */
@@ -46,9 +62,28 @@ export interface Plugin<Options = Record<string, unknown>> {
   shutdown?(context: PluginContext<Options>): void | Promise<void>;
 }
 
-/** Identity helper that gives an addon author type checking for the plugin object. */
-export function definePlugin<Options = Record<string, unknown>>(plugin: Plugin<Options>): Plugin<Options> {
+/**
+ * A plugin made fresh for each kernel: its state lives in the factory's closure, so two
+ * kernels in one process (tests, embedding) never share it.
+ */
+export type PluginFactory<Options = Record<string, unknown>> = () => Plugin<Options>;
+
+/**
+ * Identity helper that gives an addon author type checking for the plugin: an object, or a
+ * factory (`definePlugin(() => { let state; return { name, register, boot } })`) that the
+ * kernel calls once per kernel.
+ */
+// The factory overload first: a function has a `name` too, so it would match the object's.
+export function definePlugin<Options = Record<string, unknown>>(factory: PluginFactory<Options>): PluginFactory<Options>;
+export function definePlugin<Options = Record<string, unknown>>(plugin: Plugin<Options>): Plugin<Options>;
+export function definePlugin<Options>(plugin: Plugin<Options> | PluginFactory<Options>): Plugin<Options> | PluginFactory<Options> {
   return plugin;
+}
+
+/** A plugin object from what a module exports (a plugin, or a factory of one); undefined if neither. */
+export function instantiatePlugin(value: unknown): Plugin | undefined {
+  const candidate = typeof value === 'function' ? (value as () => unknown)() : value;
+  return isPlugin(candidate) ? candidate : undefined;
 }
 
 export function isPlugin(value: unknown): value is Plugin {

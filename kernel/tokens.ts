@@ -1,9 +1,15 @@
+import type { KernelConfig } from './config-schema.js';
+import type { Hooks } from './hooks.js';
+import type { Kernel } from './kernel.js';
+import type { Logger } from './logger.js';
+import { serviceRef } from './service-ref.js';
+
 /**
- * Tokens the kernel binds for every plugin. Plugins define their own tokens in their
- * own index.ts; these are the only ones the kernel itself owns.
+ * The services the kernel itself provides to every plugin (also on each plugin's context).
+ * Plugins define their own references in their own index.ts.
  */
-export const CONFIG = Symbol.for('streams-kernel:config');
-export const LOGGER = Symbol.for('streams-kernel:logger');
-export const HOOKS = Symbol.for('streams-kernel:hooks');
-export const APP_ROOT = Symbol.for('streams-kernel:app-root');
-export const KERNEL = Symbol.for('streams-kernel:kernel');
+export const CONFIG = serviceRef<KernelConfig>('config');
+export const LOGGER = serviceRef<Logger>('logger');
+export const HOOKS = serviceRef<Hooks>('hooks');
+export const APP_ROOT = serviceRef<string>('app-root');
+export const KERNEL = serviceRef<Kernel>('kernel');

@@ -16,9 +16,6 @@ import { checkGeo, GEO_KEY, geoSchema } from './geo-extension.js';
 import { near } from './near.js';
 import { roundingListener } from './rounding.js';
 
-/** @typedef {import('streams-kernel/addon').FieldsService} FieldsService */
-/** @typedef {import('streams-kernel/addon').StreamRegistry} StreamRegistry */
-/** @typedef {import('streams-kernel/addon').EntriesService} EntriesService */
 
 export { boundingBox, near, parseNear } from './near.js';
 export { geopointType, isGeoPoint, normalizePoint } from './geopoint.js';
@@ -29,11 +26,11 @@ export default definePlugin({
   // Registries these plugins bind in their own `register` step, so they run first.
   requires: ['streams', 'fields', 'entries'],
   // Everything here only registers: no files, no connections, so no `boot`/`shutdown`.
-  register({ container, hooks }) {
-    // Tokens are plain symbols: say which service each one resolves to.
-    const fields = /** @type {FieldsService} */ (container.resolve(FIELDS));
-    const registry = /** @type {StreamRegistry} */ (container.resolve(STREAM_REGISTRY));
-    const entries = /** @type {EntriesService} */ (container.resolve(ENTRIES));
+  register({ use, hooks }) {
+    // Typed service references: `use` gives each service its type, no cast needed.
+    const fields = use(FIELDS);
+    const registry = use(STREAM_REGISTRY);
+    const entries = use(ENTRIES);
 
     fields.registerType(geopointType);
     hooks.on('definition.extend', ({ extend }) => extend(GEO_KEY, geoSchema));

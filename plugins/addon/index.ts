@@ -13,7 +13,8 @@
 import 'reflect-metadata';
 
 // Kernel: the plugin contract, hooks, config, errors, durable files.
-export { definePlugin, type Plugin, type PluginContext } from '../../kernel/plugin.js';
+export { definePlugin, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from '../../kernel/plugin.js';
+export { serviceRef, type ServiceOf, type ServiceRef } from '../../kernel/service-ref.js';
 export { Hooks, type HookListener } from '../../kernel/hooks.js';
 export type {
   DefinitionChangedPayload,

@@ -95,7 +95,7 @@ export async function startTestApp(options: StartAppOptions = {}): Promise<TestA
     rmSync(root, { recursive: true, force: true });
     throw error;
   }
-  const url = kernel.resolve<HttpServer>(HTTP_SERVER).url;
+  const url = kernel.get(HTTP_SERVER).url;
 
   return {
     url,

@@ -1,4 +1,7 @@
-/** Resolve the API service with `container.resolve<ApiService>(API)` (bound in register). */
-export const API = Symbol.for('streams-kernel:api');
-/** The middleware registry alone (`container.resolve<MiddlewareRegistry>(API_MIDDLEWARE)`). */
-export const API_MIDDLEWARE = Symbol.for('streams-kernel:api-middleware');
+import { serviceRef } from '../../kernel/index.js';
+import type { ApiService, MiddlewareRegistry } from './contracts.js';
+
+/** The API service (provided in register): `context.use(API)`. */
+export const API = serviceRef<ApiService>('api');
+/** The middleware registry alone: `context.use(API_MIDDLEWARE)`. */
+export const API_MIDDLEWARE = serviceRef<MiddlewareRegistry>('api-middleware');

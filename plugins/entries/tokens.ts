@@ -1,2 +1,5 @@
-/** Resolve the EntriesService with `container.resolve<EntriesService>(ENTRIES)`. */
-export const ENTRIES = Symbol.for('streams-kernel:entries');
+import { serviceRef } from '../../kernel/index.js';
+import type { EntriesService } from './contracts.js';
+
+/** The entries service: `context.use(ENTRIES)`. */
+export const ENTRIES = serviceRef<EntriesService>('entries');

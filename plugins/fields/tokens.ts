@@ -1,2 +1,5 @@
-/** Resolve the FieldsService with `container.resolve<FieldsService>(FIELDS)`. */
-export const FIELDS = Symbol.for('streams-kernel:fields');
+import { serviceRef } from '../../kernel/index.js';
+import type { FieldsService } from './contracts.js';
+
+/** The fields service (types, rules, validation): `context.use(FIELDS)`. */
+export const FIELDS = serviceRef<FieldsService>('fields');

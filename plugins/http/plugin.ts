@@ -13,36 +13,39 @@ const FALLBACK_HINT =
  * and `"transport"`. On `kernel.shutdown` (before any plugin's shutdown) it stops
  * listening and drains.
  */
-export const httpPlugin = definePlugin({
-  name: 'http',
-  register(context) {
-    const { server, fallbackReason } = createHttpServer(context.config, context.logger, context.hooks);
-    server.fallbackReason = fallbackReason;
-    if (fallbackReason !== undefined) {
-      // Exactly one warning line: what was tried and how to get the fast transport.
-      context.logger.warn({ transport: server.transport, reason: fallbackReason, hint: FALLBACK_HINT }, 'native uWebSockets.js unavailable: falling back to node:http');
-    }
-    context.container.registerInstance(HTTP_SERVER, server);
-  },
-  boot(context) {
-    const server = context.container.resolve<HttpServerCore>(HTTP_SERVER);
-    context.hooks.on(
-      'kernel.booted',
-      async () => {
-        await server.listen();
-        // The url line is the boot contract (scripts and tests wait for it): print it at any
-        // log level but `silent`, even when the operator chose warn or error.
-        const announcer = context.config.log.level === 'silent' ? context.logger : context.logger.child({}, { level: 'info' });
-        const fallback = server.fallbackReason === undefined ? {} : { reason: server.fallbackReason, hint: FALLBACK_HINT };
-        announcer.info({ url: server.url, transport: server.transport, ...fallback }, 'listening');
-      },
-      { priority: -1000 },
-    );
-    // Stop accepting and drain before any plugin shuts down (plugins shut down in reverse
-    // boot order, and the API and sources must still serve the requests in flight).
-    context.hooks.on('kernel.shutdown', () => server.close(), { priority: -1000 });
-  },
-  async shutdown(context) {
-    await context.container.resolve<HttpServerCore>(HTTP_SERVER).close();
-  },
+export const httpPlugin = definePlugin(() => {
+  let server: HttpServerCore;
+  return {
+    name: 'http',
+    register(context) {
+      const created = createHttpServer(context.config, context.logger, context.hooks);
+      server = created.server;
+      server.fallbackReason = created.fallbackReason;
+      if (created.fallbackReason !== undefined) {
+        // Exactly one warning line: what was tried and how to get the fast transport.
+        context.logger.warn({ transport: server.transport, reason: created.fallbackReason, hint: FALLBACK_HINT }, 'native uWebSockets.js unavailable: falling back to node:http');
+      }
+      context.provide(HTTP_SERVER, server);
+    },
+    boot(context) {
+      context.hooks.on(
+        'kernel.booted',
+        async () => {
+          await server.listen();
+          // The url line is the boot contract (scripts and tests wait for it): print it at any
+          // log level but `silent`, even when the operator chose warn or error.
+          const announcer = context.config.log.level === 'silent' ? context.logger : context.logger.child({}, { level: 'info' });
+          const fallback = server.fallbackReason === undefined ? {} : { reason: server.fallbackReason, hint: FALLBACK_HINT };
+          announcer.info({ url: server.url, transport: server.transport, ...fallback }, 'listening');
+        },
+        { priority: -1000 },
+      );
+      // Stop accepting and drain before any plugin shuts down (plugins shut down in reverse
+      // boot order, and the API and sources must still serve the requests in flight).
+      context.hooks.on('kernel.shutdown', () => server.close(), { priority: -1000 });
+    },
+    async shutdown() {
+      await server.close();
+    },
+  };
 });

@@ -1,2 +1,5 @@
-/** Resolve the running server with `container.resolve<HttpServer>(HTTP_SERVER)` (bound in register, listening after boot). */
-export const HTTP_SERVER = Symbol.for('streams-kernel:http-server');
+import { serviceRef } from '../../kernel/index.js';
+import type { HttpServer } from './contracts.js';
+
+/** The HTTP server (provided in register, listening after boot): `context.use(HTTP_SERVER)`. */
+export const HTTP_SERVER = serviceRef<HttpServer>('http-server');

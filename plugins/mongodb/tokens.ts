@@ -1,2 +1,5 @@
-/** Resolve the named MongoDB connections with `container.resolve<MongoConnections>(MONGODB)`. */
-export const MONGODB = Symbol.for('streams-kernel:mongodb');
+import { serviceRef } from '../../kernel/index.js';
+import type { MongoConnections } from './connections.js';
+
+/** The named MongoDB connections: `context.use(MONGODB)`. */
+export const MONGODB = serviceRef<MongoConnections>('mongodb');

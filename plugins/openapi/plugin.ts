@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { definePlugin, type KernelConfig } from '../../kernel/index.js';
-import { API, conditionalReply, type ApiRequest, type ApiService } from '../api/index.js';
-import { FIELDS, type FieldsService } from '../fields/index.js';
+import { API, conditionalReply, type ApiRequest } from '../api/index.js';
+import { FIELDS } from '../fields/index.js';
 import type { HttpReply } from '../http/index.js';
-import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
+import { STREAM_REGISTRY } from '../streams/index.js';
 import { docsAsset, docsPage } from './docs-page.js';
 import { buildDocument, type InterfaceView } from './document.js';
 
@@ -20,8 +20,10 @@ const MAX_CACHED = 16;
 export const openapiPlugin = definePlugin({
   name: 'openapi',
   requires: ['api', 'streams', 'fields'],
-  register({ container, config, hooks }) {
-    const api = container.resolve<ApiService>(API);
+  register({ use, config, hooks }) {
+    const api = use(API);
+    const registry = use(STREAM_REGISTRY);
+    const fields = use(FIELDS);
     const cache = new Map<string, string>();
     hooks.on('definition.changed', () => cache.clear());
     const version = packageVersion();
@@ -33,8 +35,8 @@ export const openapiPlugin = definePlugin({
       if (body === undefined) {
         const built = buildDocument({
           config,
-          registry: container.resolve<StreamRegistry>(STREAM_REGISTRY),
-          fields: container.resolve<FieldsService>(FIELDS),
+          registry,
+          fields,
           view: interfaceView(config, request),
           baseUrl: base,
           version,

@@ -1,5 +1,5 @@
-import { definePlugin, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
-import { FOLDER_WATCHER, STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { FOLDER_WATCHER, STREAM_REGISTRY, type StreamDefinition } from '../streams/index.js';
 import { CollectionSource } from './collection/collection-source.js';
 import { checkSourceConfig, storageOf } from './definition-check.js';
 import { isInside } from './paths.js';
@@ -19,29 +19,29 @@ export function createSourceRegistry(config: KernelConfig, root: string, logger:
   return registry;
 }
 
-export const sourcesPlugin = definePlugin({
-  name: 'sources',
-  requires: ['streams'],
-  register({ container, config, root, logger, hooks }) {
-    const registry = createSourceRegistry(config, root, logger);
-    container.registerInstance(SOURCES, registry);
-    if (container.isRegistered(FOLDER_WATCHER, true)) registry.watcher = container.resolve<FolderWatcher>(FOLDER_WATCHER);
-    if (container.isRegistered(STREAM_REGISTRY, true)) {
-      registry.definitions = container.resolve<StreamRegistry>(STREAM_REGISTRY);
-      container.resolve<StreamRegistry>(STREAM_REGISTRY).addCheck((definition, streams, context) => checkSourceConfig(definition, registry, config, streams, context));
-    }
-    // A redefined stream gets a new source when its source settings changed; a deleted one is closed.
-    hooks.on('definition.changed', async ({ id, definition }) => {
-      await registry.definitionChanged(id, definition as unknown as StreamDefinition | null);
-    });
-    // Files written by the operator may share storage (their choice), but never silently.
-    hooks.on('kernel.booted', () => {
-      if (container.isRegistered(STREAM_REGISTRY, true)) warnSharedStorage(container.resolve<StreamRegistry>(STREAM_REGISTRY).list(), config, root, logger);
-    });
-  },
-  async shutdown({ container }) {
-    await container.resolve<SourceRegistryImpl>(SOURCES).closeAll();
-  },
+export const sourcesPlugin = definePlugin(() => {
+  let registry: SourceRegistryImpl;
+  return {
+    name: 'sources',
+    requires: ['streams'],
+    register({ provide, use, config, root, logger, hooks }) {
+      registry = createSourceRegistry(config, root, logger);
+      provide(SOURCES, registry);
+      registry.watcher = use(FOLDER_WATCHER) ?? undefined;
+      const definitions = use(STREAM_REGISTRY);
+      registry.definitions = definitions;
+      definitions.addCheck((definition, streams, context) => checkSourceConfig(definition, registry, config, streams, context));
+      // A redefined stream gets a new source when its source settings changed; a deleted one is closed.
+      hooks.on('definition.changed', async ({ id, definition }) => {
+        await registry.definitionChanged(id, definition as unknown as StreamDefinition | null);
+      });
+      // Files written by the operator may share storage (their choice), but never silently.
+      hooks.on('kernel.booted', () => warnSharedStorage(definitions.list(), config, root, logger));
+    },
+    async shutdown() {
+      await registry.closeAll();
+    },
+  };
 });
 
 /** One warning per pair of streams whose entries live in the same place (one inside the other). */

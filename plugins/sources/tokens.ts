@@ -1,2 +1,5 @@
-/** Resolve the SourceRegistry with `container.resolve<SourceRegistry>(SOURCES)`. */
-export const SOURCES = Symbol.for('streams-kernel:sources');
+import { serviceRef } from '../../kernel/index.js';
+import type { SourceRegistry } from './contracts.js';
+
+/** The source registry (source types, cache stores, open sources): `context.use(SOURCES)`. */
+export const SOURCES = serviceRef<SourceRegistry>('sources');

@@ -1,2 +1,5 @@
-/** Resolve with `container.resolve<StreamRoutes>(STREAM_ROUTES)`. */
-export const STREAM_ROUTES = Symbol.for('streams-kernel:stream-routes');
+import { serviceRef } from '../../kernel/index.js';
+import type { StreamRoutes } from './contracts.js';
+
+/** Stream route handlers and view renderers: `context.use(STREAM_ROUTES)`. */
+export const STREAM_ROUTES = serviceRef<StreamRoutes>('stream-routes');

@@ -8,36 +8,40 @@ import { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
  * The streams plugin: loads `streams/*.json` as entries of the meta-stream and owns the
  * registry every other plugin reads definitions from.
  */
-export const streamsPlugin = definePlugin({
-  name: 'streams',
-  register({ container, config, hooks, logger }) {
-    const settings = (config as KernelConfig).streams;
-    const registry = new DefinitionRegistry(
-      {
-        metaId: settings.streams_id,
-        root: config.root,
-        path: settings.path,
-        storeType: settings.source.type,
-        defaultSource: settings.default_source,
-        defaultFormat: settings.default_format,
-      },
-      hooks,
-      logger,
-    );
-    registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path));
-    container.registerInstance(STREAM_REGISTRY, registry);
-    // One watcher for every folder live sync follows (definitions here, entry files in the sources).
-    if (settings.watch) container.registerInstance(FOLDER_WATCHER, new FolderWatcher(logger));
-  },
-  async boot({ container }) {
-    const registry = container.resolve<DefinitionRegistry>(STREAM_REGISTRY);
-    await registry.load();
-    const folder = registry.storeFolder;
-    if (folder !== undefined && container.isRegistered(FOLDER_WATCHER, true)) watchDefinitionFiles(registry, container.resolve<FolderWatcher>(FOLDER_WATCHER), folder);
-  },
-  async shutdown({ container }) {
-    // Stops every watch first: nothing is re-read while the plugins shut down.
-    if (container.isRegistered(FOLDER_WATCHER, true)) container.resolve<FolderWatcher>(FOLDER_WATCHER).close();
-    await container.resolve<DefinitionRegistry>(STREAM_REGISTRY).close();
-  },
+export const streamsPlugin = definePlugin(() => {
+  let registry: DefinitionRegistry;
+  let watcher: FolderWatcher | null = null;
+  return {
+    name: 'streams',
+    register({ provide, config, hooks, logger }) {
+      const settings = (config as KernelConfig).streams;
+      registry = new DefinitionRegistry(
+        {
+          metaId: settings.streams_id,
+          root: config.root,
+          path: settings.path,
+          storeType: settings.source.type,
+          defaultSource: settings.default_source,
+          defaultFormat: settings.default_format,
+        },
+        hooks,
+        logger,
+      );
+      registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path));
+      provide(STREAM_REGISTRY, registry);
+      // One watcher for every folder live sync follows (definitions here, entry files in the sources).
+      if (settings.watch) watcher = new FolderWatcher(logger);
+      provide(FOLDER_WATCHER, watcher);
+    },
+    async boot() {
+      await registry.load();
+      const folder = registry.storeFolder;
+      if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder);
+    },
+    async shutdown() {
+      // Stops every watch first: nothing is re-read while the plugins shut down.
+      watcher?.close();
+      await registry.close();
+    },
+  };
 });

@@ -1,7 +1,7 @@
-/** Resolve the StreamRegistry with `container.resolve<StreamRegistry>(STREAM_REGISTRY)`. */
-export const STREAM_REGISTRY = Symbol.for('streams-kernel:stream-registry');
-/**
- * The shared FolderWatcher of live file sync (`streams.watch`), registered only when
- * watching is on: `container.isRegistered(FOLDER_WATCHER)` tells.
- */
-export const FOLDER_WATCHER = Symbol.for('streams-kernel:folder-watcher');
+import { serviceRef, type FolderWatcher } from '../../kernel/index.js';
+import type { StreamRegistry } from './contracts.js';
+
+/** The stream registry: `context.use(STREAM_REGISTRY)`. */
+export const STREAM_REGISTRY = serviceRef<StreamRegistry>('stream-registry');
+/** The shared FolderWatcher of live file sync, or null when `streams.watch` is off. */
+export const FOLDER_WATCHER = serviceRef<FolderWatcher | null>('folder-watcher');

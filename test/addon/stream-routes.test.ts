@@ -7,8 +7,8 @@ import { startApp, type TestApp } from '../helpers/app.js';
 const site: Plugin = definePlugin({
   name: 'site',
   requires: ['stream-routes'],
-  register({ container }) {
-    const routes = container.resolve<StreamRoutes>(STREAM_ROUTES);
+  register({ use }) {
+    const routes = use(STREAM_ROUTES);
     routes.registerHandler('App\\Books@cover', ({ entry, params }) => ({
       status: 200,
       type: 'text/plain; charset=utf-8',

@@ -67,8 +67,8 @@ describe('the gate (api.gate)', () => {
     const addon = definePlugin({
       name: 'header-gate',
       requires: ['api'],
-      register({ container }) {
-        container.resolve<ApiService>(API).middleware.register('team.gate', (ctx) => new HeaderGate(ctx.config));
+      register({ use }) {
+        use(API).middleware.register('team.gate', (ctx) => new HeaderGate(ctx.config));
       },
     });
     app = await startApp({ streams, plugins: [addon], config: { api: { gate_middleware: 'team.gate', gate_status: 403 } } });
@@ -90,8 +90,8 @@ describe('the gate (api.gate)', () => {
     const addon = definePlugin({
       name: 'slow-gate',
       requires: ['api'],
-      register({ container }) {
-        container.resolve<ApiService>(API).middleware.register('api.gate', (ctx) => new SlowGate(ctx.config), { replace: true });
+      register({ use }) {
+        use(API).middleware.register('api.gate', (ctx) => new SlowGate(ctx.config), { replace: true });
       },
     });
     app = await startApp({ streams, plugins: [addon] });

@@ -54,8 +54,8 @@ describe('built-in middleware', () => {
       const addon = definePlugin({
         name: 'spy',
         requires: ['api'],
-        register({ container }) {
-          const api = container.resolve<ApiService>(API);
+        register({ use }) {
+          const api = use(API);
           api.middleware.register('spy', () => (request, next) => {
             seen.push(request.locals.user);
             return next();
@@ -217,8 +217,8 @@ describe('interfaces and the middleware order', () => {
     const addon = definePlugin({
       name: 'order-spy',
       requires: ['api'],
-      register({ container }) {
-        const api = container.resolve<ApiService>(API);
+      register({ use }) {
+        const api = use(API);
         for (const name of ['group', 'iface', 'resource', 'endpoint', 'gate']) {
           api.middleware.register(`spy.${name}`, () => (request, next) => {
             trail.push(`${name}:${request.api.endpoint ?? 'none'}`);
@@ -256,8 +256,8 @@ describe('interfaces and the middleware order', () => {
     const addon = definePlugin({
       name: 'write-spy',
       requires: ['api'],
-      register({ container }) {
-        container.resolve<ApiService>(API).middleware.register('spy.write', () => (request, next) => {
+      register({ use }) {
+        use(API).middleware.register('spy.write', () => (request, next) => {
           writes.push(request.api.write);
           return next();
         });
@@ -274,8 +274,8 @@ describe('interfaces and the middleware order', () => {
     const addon = definePlugin({
       name: 'tenant',
       requires: ['api'],
-      register({ container }) {
-        const api = container.resolve<ApiService>(API);
+      register({ use }) {
+        const api = use(API);
         api.middleware.register('tenant', (ctx) => async (request, next) => {
           if (request.headers['x-tenant'] !== ctx.args[0]) return api.errorReply(request, 412, 'Wrong tenant.', [['X-Why', 'tenant']]);
           const reply = await next();
@@ -305,8 +305,8 @@ describe('unexpected failures', () => {
     const addon = definePlugin({
       name: 'boom',
       requires: ['api'],
-      register({ container }) {
-        container.resolve<ApiService>(API).middleware.register('boom', () => () => {
+      register({ use }) {
+        use(API).middleware.register('boom', () => () => {
           throw new Error('database password is hunter2');
         });
       },

@@ -63,7 +63,7 @@ describe('operations', () => {
     const kernel = new Kernel(buildConfig({ http: { port: 0 } }, root), { logger });
     try {
       await kernel.boot();
-      const server = kernel.resolve<HttpServer>(HTTP_SERVER);
+      const server = kernel.get(HTTP_SERVER);
       const withUrl = lines.filter((l) => typeof l.url === 'string');
       expect(withUrl).toHaveLength(1);
       expect(withUrl[0]!.url).toBe(`http://127.0.0.1:${server.port}`);
@@ -81,8 +81,9 @@ describe('operations', () => {
     const handled: Array<{ path: string; status: number }> = [];
     const addon = definePlugin({
       name: 'hello',
-      register({ container, hooks }) {
-        container.resolve<HttpServer>(HTTP_SERVER).route('GET', '/hello/:name', (req) => ({ status: 200, body: JSON.stringify({ hello: req.params.name }) }));
+      requires: ['http'],
+      register({ use, hooks }) {
+        use(HTTP_SERVER).route('GET', '/hello/:name', (req) => ({ status: 200, body: JSON.stringify({ hello: req.params.name }) }));
         hooks.on('request.handled', (p) => {
           handled.push({ path: p.path, status: p.status });
         });
@@ -101,8 +102,9 @@ describe('operations', () => {
     const inHandler = new Promise<void>((r) => (entered = r));
     const addon = definePlugin({
       name: 'slow',
-      register({ container }) {
-        container.resolve<HttpServer>(HTTP_SERVER).route('GET', '/slow', () => {
+      requires: ['http'],
+      register({ use }) {
+        use(HTTP_SERVER).route('GET', '/slow', () => {
           entered();
           return new Promise((r) => (release = () => r({ status: 200, body: '{"slow":true}' })));
         });

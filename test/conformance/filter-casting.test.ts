@@ -20,8 +20,8 @@ afterEach(async () => {
 const levelAddon = definePlugin({
   name: 'level-addon',
   requires: ['fields'],
-  register({ container }) {
-    container.resolve<FieldsService>(FIELDS).registerType({
+  register({ use }) {
+    use(FIELDS).registerType({
       name: 'level',
       rule: 'level',
       message: 'The :attribute field must be low, mid or high.',

@@ -26,8 +26,8 @@ class AllocatingSource extends MemorySource {
 const allocating: Plugin = definePlugin({
   name: 'allocating-source',
   requires: ['sources'],
-  register({ container, logger }) {
-    container.resolve<SourceRegistry>(SOURCES).registerType('allocating', ({ definition }) => new AllocatingSource(definition, logger));
+  register({ use, logger }) {
+    use(SOURCES).registerType('allocating', ({ definition }) => new AllocatingSource(definition, logger));
   },
 });
 

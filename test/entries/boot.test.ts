@@ -23,9 +23,9 @@ describe('the sources and entries plugins in a booted kernel', () => {
     const kernel = new Kernel(buildConfig({ log: { level: 'silent' }, http: { port: 0 } }, root));
     await kernel.boot();
     try {
-      const sources = kernel.resolve<SourceRegistry>(SOURCES);
+      const sources = kernel.get(SOURCES);
       expect(sources.types()).toEqual(expect.arrayContaining(['collection', 'file', 'filebase', 'self']));
-      const entries = kernel.resolve<EntriesService>(ENTRIES);
+      const entries = kernel.get(ENTRIES);
       expect(await entries.find('films', '2')).toMatchObject({ id: 2, title: 'Two' });
       const listed = await entries.list('films', { where: [], orderBy: [{ field: 'title', direction: 'desc' }], page: 1, perPage: 10 });
       expect(listed).toMatchObject({ total: 2, entries: [{ id: 2 }, { id: 1 }] });

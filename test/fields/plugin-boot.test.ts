@@ -32,8 +32,8 @@ afterEach(async () => {
 const ratingAddon = definePlugin({
   name: 'rating-addon',
   requires: ['fields'],
-  register({ container }) {
-    container.resolve<FieldsService>(FIELDS).registerType({
+  register({ use }) {
+    use(FIELDS).registerType({
       name: 'rating',
       rule: 'rating',
       message: 'The :attribute field must be a rating from 1 to 5.',
@@ -47,8 +47,8 @@ const ratingAddon = definePlugin({
 describe('fields plugin in the kernel', () => {
   it('binds FIELDS and checks definitions at boot', async () => {
     const kernel = await boot({ books: { fields: { id: 'integer', title: { type: 'string', required: true } } } });
-    const fields = kernel.resolve<FieldsService>(FIELDS);
-    const books = kernel.resolve<StreamRegistry>(STREAM_REGISTRY).require('books');
+    const fields = kernel.get(FIELDS);
+    const books = kernel.get(STREAM_REGISTRY).require('books');
     expect(await fields.prepare(books, { title: 'Dune' }, { mode: 'create', lookup: new MemoryLookup() })).toEqual({ title: 'Dune' });
     await kernel.shutdown();
   });
@@ -69,8 +69,8 @@ describe('fields plugin in the kernel', () => {
 
   it('accepts a type registered by an addon and validates with it', async () => {
     const kernel = await boot({ reviews: { fields: { stars: { type: 'rating', rules: 'min:2' } } } }, [ratingAddon]);
-    const fields = kernel.resolve<FieldsService>(FIELDS);
-    const reviews = kernel.resolve<StreamRegistry>(STREAM_REGISTRY).require('reviews');
+    const fields = kernel.get(FIELDS);
+    const reviews = kernel.get(STREAM_REGISTRY).require('reviews');
     const lookup = new MemoryLookup();
     expect(await fields.prepare(reviews, { stars: '4' }, { mode: 'create', lookup })).toEqual({ stars: 4 });
     await expect(fields.prepare(reviews, { stars: 9 }, { mode: 'create', lookup })).rejects.toMatchObject({

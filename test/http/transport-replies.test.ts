@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTTP_SERVER } from '../../plugins/http/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { rawHttp } from '../helpers/raw-http.js';
 import { TRANSPORTS } from './transports.js';
@@ -43,7 +44,7 @@ describe.each(TRANSPORTS)('answers the $name transport writes itself are real AP
   });
 
   it('the boot line transport is the one asked for', () => {
-    const server = app.kernel.resolve<{ transport: string }>(Symbol.for('streams-kernel:http-server'));
+    const server = app.kernel.get(HTTP_SERVER);
     expect(server.transport).toMatch(name === 'uws' ? /^uWebSockets\.js / : /^node:http$/);
   });
 });

@@ -92,7 +92,7 @@ describe('a hook listener that throws', () => {
     const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 } }, root), { plugins: [buggy], logger });
     await kernel.boot();
     try {
-      const res = await request(`${kernel.resolve<HttpServer>(HTTP_SERVER).url}/api/streams/notes/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"x"}' });
+      const res = await request(`${kernel.get(HTTP_SERVER).url}/api/streams/notes/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"x"}' });
       const text = await res.body.text();
       expect(res.statusCode).toBe(500);
       expect(text).not.toContain('secret');

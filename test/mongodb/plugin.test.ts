@@ -81,7 +81,7 @@ describe('config/mongodb.json (the multi-node example)', () => {
     const kernel = new Kernel(config);
     try {
       await kernel.boot();
-      const url = kernel.resolve<{ url: string }>(HTTP_SERVER).url;
+      const url = kernel.get(HTTP_SERVER).url;
       const ready = await request(`${url}/readyz`);
       expect(ready.statusCode).toBe(503);
       expect(JSON.parse(await ready.body.text()).checks.mongodb).toBe(false);

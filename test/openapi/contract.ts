@@ -30,7 +30,7 @@ export function contractChecked(app: TestApp): TestApp {
   let counter = 0;
   let cached: { key: string; check: ReturnType<typeof responseValidator> } | undefined;
   const validatorNow = (): ReturnType<typeof responseValidator> => {
-    const registry = app.kernel.resolve<StreamRegistry>(STREAM_REGISTRY);
+    const registry = app.kernel.get(STREAM_REGISTRY);
     const key = registry
       .list()
       .map((d) => {
@@ -40,8 +40,8 @@ export function contractChecked(app: TestApp): TestApp {
       })
       .join(',');
     if (cached?.key !== key) {
-      const extras = app.kernel.resolve<ApiService>(API).extraEndpoints();
-      const doc = buildDocument({ config, registry, fields: app.kernel.resolve<FieldsService>(FIELDS), view, baseUrl: app.url, version: '0.0.0', extras });
+      const extras = app.kernel.get(API).extraEndpoints();
+      const doc = buildDocument({ config, registry, fields: app.kernel.get(FIELDS), view, baseUrl: app.url, version: '0.0.0', extras });
       cached = { key, check: responseValidator(doc as never) };
     }
     return cached.check;

@@ -233,7 +233,7 @@ describe('realtime across a restart and webhooks (node transport)', () => {
     const kernel = new Kernel(buildConfig(raw, app.root), { plugins: [] });
     await kernel.boot();
     cleanups.push(() => kernel.shutdown());
-    const url = kernel.resolve<HttpServer>(HTTP_SERVER).url;
+    const url = kernel.get(HTTP_SERVER).url;
     await request(`${url}/api/streams/films/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 4, title: 'four' }) }).then((r) => r.body.dump());
     const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(cursor)}`);
     const body = (await page.body.json()) as { data: Array<{ id: number }> };
@@ -289,7 +289,7 @@ describe('realtime across a restart and webhooks (node transport)', () => {
     const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000 } }, app.root), { plugins: [] });
     await kernel.boot();
     cleanups.push(() => kernel.shutdown());
-    const ready = await request(`${kernel.resolve<HttpServer>(HTTP_SERVER).url}/readyz`);
+    const ready = await request(`${kernel.get(HTTP_SERVER).url}/readyz`);
     expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
   });
 });

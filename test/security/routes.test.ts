@@ -7,8 +7,8 @@ import { startApp, type TestApp } from '../helpers/app.js';
 const site: Plugin = definePlugin({
   name: 'site',
   requires: ['stream-routes'],
-  register({ container }) {
-    container.resolve<StreamRoutes>(STREAM_ROUTES).registerHandler('App\\Page@show', ({ params }) => ({ status: 200, type: 'text/plain', body: `page ${params.id}` }));
+  register({ use }) {
+    use(STREAM_ROUTES).registerHandler('App\\Page@show', ({ params }) => ({ status: 200, type: 'text/plain', body: `page ${params.id}` }));
   },
 });
 

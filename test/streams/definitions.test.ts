@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, ValidationError } from '../../kernel/index.js';
-import { definitionToJson } from '../../plugins/streams/index.js';
+import { definitionToJson, STREAM_REGISTRY } from '../../plugins/streams/index.js';
 import { bootError, bootRegistry, type RegistryApp } from './registry-harness.js';
 
 let app: RegistryApp | undefined;
@@ -268,9 +268,8 @@ describe('addon hooks on definitions', () => {
     const checker = definePlugin({
       name: 'checker',
       requires: ['streams'],
-      register({ container }) {
-        container
-          .resolve<import('../../plugins/streams/index.js').StreamRegistry>(Symbol.for('streams-kernel:stream-registry'))
+      register({ use }) {
+        use(STREAM_REGISTRY)
           .addCheck((d) => (d.fields.some((f) => f.type === 'nope') ? [{ path: '/fields', message: 'type [nope] is not registered' }] : []));
       },
     });
@@ -283,9 +282,8 @@ describe('problem paths point where the author wrote the field', () => {
   const unknownType = definePlugin({
     name: 'type-check',
     requires: ['streams'],
-    register({ container }) {
-      container
-        .resolve<import('../../plugins/streams/index.js').StreamRegistry>(Symbol.for('streams-kernel:stream-registry'))
+    register({ use }) {
+      use(STREAM_REGISTRY)
         .addCheck((d) =>
           d.fields.flatMap((f, i) => [
             ...(f.type === 'nosuchtype' ? [{ path: `/fields/${i}/type`, message: `unknown type [${f.type}]` }] : []),

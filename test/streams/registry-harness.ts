@@ -39,7 +39,7 @@ export async function bootRegistry(files: Record<string, unknown>, plugins: Plug
   return {
     root,
     kernel,
-    registry: kernel.resolve<StreamRegistry>(STREAM_REGISTRY),
+    registry: kernel.get(STREAM_REGISTRY),
     close: async () => {
       await kernel.shutdown();
       await rm(root, { recursive: true, force: true });

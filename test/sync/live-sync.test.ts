@@ -1,7 +1,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, type EntryHookPayload } from '../../kernel/index.js';
+import { definePlugin, type EntryHookPayload, type Plugin } from '../../kernel/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -27,7 +27,7 @@ function saveAtomically(file: string, text: string): void {
 }
 
 /** Records every `*ed` entry hook with its origin. */
-function recorder(): { plugin: ReturnType<typeof definePlugin>; seen: Array<{ hook: string; key: unknown; origin?: string }> } {
+function recorder(): { plugin: Plugin; seen: Array<{ hook: string; key: unknown; origin?: string }> } {
   const seen: Array<{ hook: string; key: unknown; origin?: string }> = [];
   const plugin = definePlugin({
     name: 'hook-recorder',
@@ -45,7 +45,7 @@ const fields = { id: 'integer', name: 'string', size: 'integer' };
 interface SourceCase {
   name: string;
   /** Start the app with entries 1 (one) and 2 (two). */
-  boot(plugins: ReturnType<typeof definePlugin>[]): Promise<TestApp>;
+  boot(plugins: Plugin[]): Promise<TestApp>;
   /** Write the stream's entries as a hand edit would (whole set). */
   write(app: TestApp, rows: Array<{ id: number; name: string; size: number }>): void;
   /** Write text that cannot be parsed where the entries are. */
