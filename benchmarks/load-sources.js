@@ -7,7 +7,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildConfig } from '../dist/kernel/index.js';
+import { applyConfigSections, buildConfig } from '../dist/kernel/index.js';
+import { streamsSettings } from '../dist/plugins/streams/index.js';
 import { createSourceRegistry } from '../dist/plugins/sources/index.js';
 
 const counts = process.argv.slice(2).map(Number).filter((n) => n > 0);
@@ -57,7 +58,9 @@ async function run(count) {
     }
     gc();
     const heapBefore = process.memoryUsage().heapUsed;
-    const source = createSourceRegistry(buildConfig({}, root), root, logger).for(definition);
+    const config = buildConfig({}, root);
+    applyConfigSections(config, [{ plugin: 'streams', section: streamsSettings }]);
+    const source = createSourceRegistry(config, root, logger).for(definition);
     const [loadMs] = await time(() => source.open());
     gc();
     const heapAfter = process.memoryUsage().heapUsed;

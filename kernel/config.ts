@@ -1,17 +1,18 @@
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 import { configSchema, type KernelConfig } from './config-schema.js';
 import { ConfigError } from './errors.js';
 import { stripBom } from './text-files.js';
 
+/** The launcher's flags (kernel/main.ts); applied to the file's sections before they are validated. */
 export interface ConfigOverrides {
   port?: number;
   host?: string;
   logLevel?: KernelConfig['log']['level'];
-  transport?: KernelConfig['http']['transport'];
+  transport?: 'auto' | 'uws' | 'node';
   portFallback?: boolean;
-  /** Serve a working copy of the application's streams folder from this folder (see `useDataFolder`). */
+  /** Serve a working copy of the application's streams folder from this folder (the streams plugin's settings). */
   data?: string;
 }
 
@@ -36,14 +37,20 @@ export function loadConfigFile(file: string, overrides: ConfigOverrides = {}): K
 }
 
 /**
- * Validate a config object (from a file or built in a test) and resolve its paths.
- * `baseDir` plays the role of the config file's folder.
+ * Validate the kernel's part of a config object (from a file or built in a test) and apply
+ * the launcher's flags. `baseDir` plays the role of the config file's folder. The plugins'
+ * sections are validated when the kernel boots (`applyConfigSections`), once the plugins
+ * that own them are loaded.
  */
 export function buildConfig(raw: unknown, baseDir: string, overrides: ConfigOverrides = {}, file?: string): KernelConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError('must be a JSON object', file, '/');
   }
   const copy = structuredClone(raw) as Record<string, unknown>;
+  // The flags overwrite what the file says, so they are applied before validation.
+  const http = { port: overrides.port, host: overrides.host, transport: overrides.transport, port_fallback: overrides.portFallback };
+  const flagged = Object.fromEntries(Object.entries(http).filter(([, value]) => value !== undefined));
+  if (Object.keys(flagged).length > 0) copy.http = isObject(copy.http) ? { ...copy.http, ...flagged } : copy.http === undefined ? flagged : copy.http;
   if (!validate(copy)) {
     const error = primaryAjvError(validate.errors ?? []);
     const { path: where, message } = describeAjvError(error);
@@ -52,42 +59,11 @@ export function buildConfig(raw: unknown, baseDir: string, overrides: ConfigOver
   const config = copy as unknown as KernelConfig;
   config.root = path.resolve(baseDir, config.root ?? '.');
   config.file = file;
-  config.streams.path = path.resolve(config.root, config.streams.path);
-  config.streams.data_path = path.resolve(config.root, config.streams.data_path);
-  if (overrides.port !== undefined) config.http.port = overrides.port;
-  if (overrides.host !== undefined) config.http.host = overrides.host;
   if (overrides.logLevel !== undefined) config.log.level = overrides.logLevel;
-  if (overrides.transport !== undefined) config.http.transport = overrides.transport;
-  if (overrides.portFallback !== undefined) config.http.port_fallback = overrides.portFallback;
-  if (overrides.data !== undefined) useDataFolder(config, path.resolve(overrides.data));
+  if (overrides.data !== undefined) config.data_folder = path.resolve(overrides.data);
   return config;
 }
 
-/**
- * `--data <folder>`: serve a working copy, so trying the server (the README tour) never
- * writes into the application's own tree. The first boot copies the definitions folder
- * (with its data, when the data folder lives inside it) into `<folder>/streams`; later
- * boots use what is there. Only the streams and data paths move: the config, plugins and
- * the application root stay where they are.
- */
-export function useDataFolder(config: KernelConfig, folder: string): void {
-  const streams = path.join(folder, 'streams');
-  const dataInside = isInside(config.streams.path, config.streams.data_path);
-  const data = dataInside ? path.join(streams, path.relative(config.streams.path, config.streams.data_path)) : path.join(folder, 'data');
-  if (!existsSync(streams)) {
-    mkdirSync(folder, { recursive: true });
-    try {
-      cpSync(config.streams.path, streams, { recursive: true, errorOnExist: true });
-      if (!dataInside && existsSync(config.streams.data_path)) cpSync(config.streams.data_path, data, { recursive: true, errorOnExist: true });
-    } catch (error) {
-      throw new ConfigError(`cannot copy the application into --data ${folder}: ${(error as Error).message}`);
-    }
-  }
-  config.streams.path = streams;
-  config.streams.data_path = data;
-}
-
-function isInside(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -1,6 +1,7 @@
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';
+import { applyConfigSections } from './config-section.js';
 import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
 import { Hooks } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
@@ -100,6 +101,7 @@ export class Kernel {
     if (this.state !== 'new') throw new Error(`kernel cannot boot from state ${this.state}`);
     this.state = 'booting';
     this.plugins = await loadPlugins(this.config, this.options.plugins);
+    applyConfigSections(this.config, this.plugins.flatMap(({ plugin }) => (plugin.settings ? [{ plugin: plugin.name, section: plugin.settings }] : [])));
     for (const loaded of this.plugins) {
       loaded.options = this.validateOptions(loaded);
       const name = loaded.plugin.name;

@@ -2,6 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import type { KernelConfig } from './config-schema.js';
 import type { Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
+import type { ConfigSection } from './config-section.js';
 import type { ServiceRef } from './service-ref.js';
 
 /** What every lifecycle step of a plugin receives. */
@@ -53,6 +54,11 @@ export const DEFAULT_PLUGIN_TIMEOUTS: Required<PluginTimeouts> = { boot: 60_000,
 export interface Plugin<Options = Record<string, unknown>> {
   name: string;
   requires?: string[];
+  /**
+   * The top-level config section this plugin owns (`defineSettings({ key, schema, resolve })`):
+   * validated, defaults filled, when the plugins are loaded; a key no loaded plugin owns is refused.
+   */
+  settings?: ConfigSection<never>;
   /** Optional JSON Schema for this plugin's `options` (validated with defaults before register). */
   optionsSchema?: Record<string, unknown>;
   /** Its own lifecycle time limits, when the defaults do not fit (a long data load, a slow connect). */

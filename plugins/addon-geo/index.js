@@ -10,9 +10,9 @@
  *
  * Written only against the public addon API, `streams-kernel/addon`.
  */
-import { definePlugin, ENTRIES, FIELDS, STREAM_REGISTRY } from 'streams-kernel/addon';
+import { definePlugin, defineSettings, ENTRIES, FIELDS, STREAM_REGISTRY } from 'streams-kernel/addon';
 import { geopointType } from './geopoint.js';
-import { checkGeo, GEO_KEY, geoSchema } from './geo-extension.js';
+import { checkGeo, DEFAULT_PRECISION, GEO_KEY, geoSchema } from './geo-extension.js';
 import { near } from './near.js';
 import { roundingListener } from './rounding.js';
 
@@ -21,12 +21,27 @@ export { boundingBox, near, parseNear } from './near.js';
 export { geopointType, isGeoPoint, normalizePoint } from './geopoint.js';
 export { checkGeo, geoSchema } from './geo-extension.js';
 
+/**
+ * The addon's own top-level config section, owned exactly as a core plugin owns `http`:
+ * `"geo": { "precision": 6 }` is the default of `geo.precision` for every stream. Its type
+ * is declared in types.d.ts (ConfigSections), so `config.geo` is typed.
+ */
+export const geoConfigSettings = defineSettings({
+  key: 'geo',
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { precision: { type: 'integer', minimum: 0, maximum: 10, default: DEFAULT_PRECISION } },
+  },
+});
+
 export default definePlugin({
   name: 'geo',
+  settings: geoConfigSettings,
   // Registries these plugins bind in their own `register` step, so they run first.
   requires: ['streams', 'fields', 'entries'],
   // Everything here only registers: no files, no connections, so no `boot`/`shutdown`.
-  register({ use, hooks }) {
+  register({ use, hooks, config }) {
     // Typed service references: `use` gives each service its type, no cast needed.
     const fields = use(FIELDS);
     const registry = use(STREAM_REGISTRY);
@@ -36,6 +51,6 @@ export default definePlugin({
     hooks.on('definition.extend', ({ extend }) => extend(GEO_KEY, geoSchema));
     registry.addCheck(checkGeo);
     entries.registerReadMethod('near', near);
-    hooks.on('entry.saving', roundingListener(registry));
+    hooks.on('entry.saving', roundingListener(registry, hooks, config.geo.precision));
   },
 });

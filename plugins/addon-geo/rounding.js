@@ -12,6 +12,7 @@ import { GEOPOINT, isGeoPoint } from './geopoint.js';
 import { DEFAULT_PRECISION, geoSettings } from './geo-extension.js';
 
 /** @typedef {import('streams-kernel/addon').StreamRegistry} StreamRegistry */
+/** @typedef {import('streams-kernel/addon').Hooks} Hooks */
 /** @typedef {import('streams-kernel/addon').HookListener<'entry.saving'>} SavingListener */
 
 /**
@@ -25,17 +26,24 @@ export function round(value, decimals) {
 
 /**
  * @param {StreamRegistry} registry
+ * @param {Hooks} hooks the addon's own hook `geo.rounded` is emitted on it
+ * @param {number} [precision] the app-wide default (the `geo` config section)
  * @returns {SavingListener}
  */
-export function roundingListener(registry) {
-  return (payload) => {
+export function roundingListener(registry, hooks, precision = DEFAULT_PRECISION) {
+  return async (payload) => {
     const stream = registry.get(payload.stream);
     if (!stream) return;
-    const decimals = geoSettings(stream)?.precision ?? DEFAULT_PRECISION;
+    const decimals = geoSettings(stream)?.precision ?? precision;
     for (const field of stream.fields) {
       if (field.type !== GEOPOINT) continue;
       const value = payload.entry[field.handle];
-      if (isGeoPoint(value)) payload.entry[field.handle] = { lat: round(value.lat, decimals), lng: round(value.lng, decimals) };
+      if (!isGeoPoint(value)) continue;
+      const stored = { lat: round(value.lat, decimals), lng: round(value.lng, decimals) };
+      payload.entry[field.handle] = stored;
+      if (stored.lat !== value.lat || stored.lng !== value.lng) {
+        await hooks.emit('geo.rounded', { stream: stream.id, field: field.handle, sent: { lat: value.lat, lng: value.lng }, stored });
+      }
     }
   };
 }

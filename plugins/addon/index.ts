@@ -16,20 +16,15 @@ import 'reflect-metadata';
 export { definePlugin, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from '../../kernel/plugin.js';
 export { serviceRef, type ServiceOf, type ServiceRef } from '../../kernel/service-ref.js';
 export { Hooks, type HookListener } from '../../kernel/hooks.js';
-export type {
-  DefinitionChangedPayload,
-  DefinitionExtendPayload,
-  DefinitionJson,
-  DefinitionLoadedPayload,
-  DefinitionLoadingPayload,
-  EntryAttributes,
-  EntryHookPayload,
-  HookMap,
-  HookName,
-  RequestHookPayload,
-} from '../../kernel/hook-map.js';
+// The hook map: the kernel's lifecycle hooks, augmented by each plugin with the hooks it emits.
+export type { HookMap, HookName } from '../../kernel/hook-map.js';
+export type { DefinitionChangedPayload, DefinitionExtendPayload, DefinitionJson, DefinitionLoadedPayload, DefinitionLoadingPayload } from '../streams/hooks.js';
+export type { EntryHookPayload } from '../entries/hooks.js';
+export type { RequestHookPayload } from '../http/hooks.js';
 export { HOOK_NAMES } from './hook-names.js';
-export type { KernelConfig, InterfaceConfig } from '../../kernel/config-schema.js';
+export type { ConfigSections, KernelConfig } from '../../kernel/config-schema.js';
+export { defineSettings, type ConfigSection } from '../../kernel/config-section.js';
+export type { InterfaceConfig } from '../api/settings.js';
 export type { Logger } from '../../kernel/logger.js';
 export { AppError, BadRequestError, NotFoundError, ValidationError, isAppError, type ErrorElement } from '../../kernel/errors.js';
 export { APP_ROOT, CONFIG, HOOKS, LOGGER } from '../../kernel/tokens.js';
@@ -56,6 +51,7 @@ export {
 // Field types and validation rules.
 export {
   FIELDS,
+  type EntryAttributes,
   type FieldType,
   type FieldTypeContext,
   type FieldsService,

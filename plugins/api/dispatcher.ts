@@ -1,4 +1,5 @@
-import { isAppError, pluginOfError, type InterfaceConfig, type Logger } from '../../kernel/index.js';
+import { isAppError, pluginOfError, type Logger } from '../../kernel/index.js';
+import type { InterfaceConfig } from './settings.js';
 import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
 import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';

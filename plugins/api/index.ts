@@ -25,3 +25,4 @@ export { ENDPOINT_ROUTES, type EndpointRoute } from './routes.js';
 export { conditionalReply, envelope, etagOf, matchesIfNoneMatch } from './envelope.js';
 export { parseListQuery, FIELD_NAME } from './list-params.js';
 export { apiPlugin as default } from './plugin.js';
+export { apiSettings, type ApiSettings, type InterfaceConfig } from './settings.js';

@@ -12,6 +12,7 @@ import { entryEndpoints } from './endpoints/entries.js';
 import { streamEndpoints } from './endpoints/streams.js';
 import { API, API_MIDDLEWARE } from './tokens.js';
 import { transportReplyDecorator } from './transport-replies.js';
+import { apiSettings } from './settings.js';
 
 /**
  * The API plugin: every endpoint of the spec under each interface prefix, behind the
@@ -24,6 +25,7 @@ export const apiPlugin = definePlugin(() => {
   let entries: EntriesService | undefined;
   return {
     name: 'api',
+    settings: apiSettings,
     requires: ['http', 'streams', 'entries', 'fields'],
     register(context) {
       service = new DefaultApiService(context.config, context.container, context.logger);

@@ -1,5 +1,5 @@
 import type { Hooks, HookName } from '../../kernel/index.js';
-import type { EntryHookPayload } from '../../kernel/index.js';
+import type { EntryHookPayload } from './hooks.js';
 
 type VetoHook = 'entry.creating' | 'entry.updating' | 'entry.saving' | 'entry.deleting';
 

@@ -1,5 +1,5 @@
 import { BadRequestError, KeyedLock, ValidationError, pluginOfError, type Hooks, type Logger } from '../../kernel/index.js';
-import type { EntryHookPayload } from '../../kernel/index.js';
+import type { EntryHookPayload } from './hooks.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
   assertFieldName,

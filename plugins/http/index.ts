@@ -11,3 +11,5 @@ export { parseForm, type FormObject, type FormValue } from './form-parser.js';
 export { parseBody, assertSafeKeys, isJsonType } from './body-parser.js';
 export { statusText, statusLine } from './status-text.js';
 export { httpPlugin as default } from './plugin.js';
+export { httpSettings, type HttpSettings } from './settings.js';
+export type * from './hooks.js';

@@ -2,6 +2,7 @@ import { definePlugin } from '../../kernel/index.js';
 import type { HttpServerCore } from './server-core.js';
 import { createHttpServer } from './server.js';
 import { HTTP_SERVER } from './tokens.js';
+import { httpSettings } from './settings.js';
 
 const FALLBACK_HINT =
   'serving on node:http (about half the speed); native uWebSockets.js needs Node 20 or 22 on glibc >= 2.27, or Node 24 on glibc >= 2.38 or macOS; set http.transport to "node" to silence this';
@@ -17,6 +18,7 @@ export const httpPlugin = definePlugin(() => {
   let server: HttpServerCore;
   return {
     name: 'http',
+    settings: httpSettings,
     register(context) {
       const created = createHttpServer(context.config, context.logger, context.hooks);
       server = created.server;

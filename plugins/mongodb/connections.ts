@@ -1,5 +1,6 @@
 import { MongoClient, type Db, type MongoClientOptions, type TopologyDescriptionChangedEvent } from 'mongodb';
-import { AppError, ConfigError, type KernelConfig, type Logger, type MongoConnectionConfig } from '../../kernel/index.js';
+import { AppError, ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import type { MongoConnectionConfig } from './settings.js';
 
 /** Connection name pattern: it appears in logs and config paths, keep it boring. */
 const CONNECTION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;

@@ -9,3 +9,4 @@ export { MongoDefinitionStore, type DefinitionStoreOptions } from './definition-
 export { buildFilter, buildSort, fieldPath, likeToRegexSource, LIKE_OPTIONS, translateClause } from './criteria.js';
 export { toDocument, fromDocument, toId, keyOrder, keyKind, KEY_ORDER_FIELD, type KeyKind } from './documents.js';
 export { mongodbPlugin as default, type MongoPluginOptions } from './plugin.js';
+export { mongodbSettings, type MongoSettings, type MongoConnectionConfig } from './settings.js';

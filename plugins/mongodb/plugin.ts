@@ -8,6 +8,7 @@ import { checkDatabaseSource } from './definition-check.js';
 import { MongoDefinitionStore } from './definition-store.js';
 import { MongoSource } from './source.js';
 import { MONGODB } from './tokens.js';
+import { mongodbSettings } from './settings.js';
 
 export interface MongoPluginOptions {
   /** How long a request (or boot's definition load) waits for a connection not up yet. */
@@ -36,6 +37,7 @@ const state = new WeakMap<object, { connections: MongoConnections }>();
  */
 export const mongodbPlugin = definePlugin<MongoPluginOptions>({
   name: 'mongodb',
+  settings: mongodbSettings,
   requires: ['streams', 'fields', 'sources'],
   optionsSchema,
   register({ container, config, logger, options }) {

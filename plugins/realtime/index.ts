@@ -8,3 +8,4 @@ export type { WebhookConfig } from './webhooks.js';
 export { signature } from './webhooks.js';
 export { REALTIME, type Realtime } from './tokens.js';
 export { realtimePlugin as default } from './plugin.js';
+export { realtimeSettings, type RealtimeSettings } from './settings.js';

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { definePlugin, type EntryHookPayload, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin, type KernelConfig } from '../../kernel/index.js';
+import type { EntryHookPayload } from '../entries/index.js';
 import { API, type ApiService } from '../api/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { HTTP_SERVER, type HttpServer, type StreamSink } from '../http/index.js';
@@ -9,6 +10,7 @@ import { ChangeFeed, type ChangeEvent } from './feed.js';
 import { RealtimeSession } from './socket-session.js';
 import { REALTIME, type Realtime } from './tokens.js';
 import { Webhooks } from './webhooks.js';
+import { realtimeSettings } from './settings.js';
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol']);
@@ -21,6 +23,7 @@ const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', '
  */
 export const realtimePlugin = definePlugin({
   name: 'realtime',
+  settings: realtimeSettings,
   requires: ['api', 'entries', 'streams', 'http'],
   register({ container, config, hooks, logger }) {
     const settings = (config as KernelConfig).realtime;

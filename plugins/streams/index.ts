@@ -29,3 +29,5 @@ export type {
 } from './contracts.js';
 export { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
 export { streamsPlugin as default } from './plugin.js';
+export { streamsSettings, type StreamsSettings } from './settings.js';
+export type * from './hooks.js';

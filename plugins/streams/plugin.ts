@@ -3,6 +3,7 @@ import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
 import { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
+import { streamsSettings } from './settings.js';
 
 /**
  * The streams plugin: loads `streams/*.json` as entries of the meta-stream and owns the
@@ -13,8 +14,9 @@ export const streamsPlugin = definePlugin(() => {
   let watcher: FolderWatcher | null = null;
   return {
     name: 'streams',
+    settings: streamsSettings,
     register({ provide, config, hooks, logger }) {
-      const settings = (config as KernelConfig).streams;
+      const settings = config.streams;
       registry = new DefinitionRegistry(
         {
           metaId: settings.streams_id,

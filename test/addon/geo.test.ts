@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { definePlugin } from '../../kernel/index.js';
 import { startApp, type StartAppOptions, type TestApp } from '../helpers/app.js';
 
 /**
@@ -209,6 +210,26 @@ describe('the geo definition key', () => {
     expect(good.status).toBe(201);
     const shop = await app!.request('POST', '/api/streams/shops/entries', { at: '48.85837,2.29448' });
     expect(shop.json.data.at).toEqual({ lat: 48.86, lng: 2.29 });
+  });
+
+  it('owns a top-level config section and emits a hook of its own, as a core plugin does (#17 item 2)', async () => {
+    const rounded: unknown[] = [];
+    // A listener of the addon's hook, from another plugin. The hook's type lives in the addon's
+    // types.d.ts, which augments 'streams-kernel/addon' for its own program, not this one.
+    const listener = definePlugin({ name: 'listener', register: ({ hooks }) => void hooks.on('geo.rounded' as never, (payload: unknown) => void rounded.push(payload)) });
+    await boot({ config: { plugins: [addonDir], geo: { precision: 3 } }, plugins: [listener] });
+    const created = await app!.request('POST', '/api/streams/places/entries', { name: 'Notre-Dame', location: { lat: 48.85296819, lng: 2.3499 } });
+    expect(created.json.data.location).toEqual({ lat: 48.853, lng: 2.35 });
+    expect(rounded).toEqual([{ stream: 'places', field: 'location', sent: { lat: 48.85296819, lng: 2.3499 }, stored: { lat: 48.853, lng: 2.35 } }]);
+    // Nothing rounded, nothing announced.
+    await app!.request('POST', '/api/streams/places/entries', { name: 'Pin', location: { lat: 1.5, lng: 2 } });
+    expect(rounded).toHaveLength(1);
+    await app!.close();
+    app = undefined;
+    // Its section is validated like the kernel's: file and path named; without the addon the key is refused.
+    expect((await bootError({ config: { plugins: [addonDir], geo: { precision: 'fine' } } }))?.message).toMatch(/at \/geo\/precision: must be integer/);
+    const unowned = await startApp({ streams: { notes: { fields: { id: 'integer' } } }, config: { geo: { precision: 3 } } }).catch((e: unknown) => e as Error);
+    expect((unowned as Error).message).toMatch(/at \/geo: is not a known key: no loaded plugin owns a "geo" section/);
   });
 
   it('makes definitions using geopoint fail at boot when the addon is not loaded', async () => {

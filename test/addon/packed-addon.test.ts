@@ -103,7 +103,7 @@ async function call(url: string, method: 'GET' | 'POST', target: string, body?: 
 describe.skipIf(!hasNpm)('the geo addon, packed and installed into an application', () => {
   it('packs only the addon files and installs under its package name', async () => {
     const installed = await readdir(path.join(app, 'node_modules', 'streams-addon-geo'));
-    expect(installed.sort()).toEqual(['README.md', 'geo-extension.js', 'geopoint.js', 'index.js', 'near.js', 'package.json', 'rounding.js']);
+    expect(installed.sort()).toEqual(['README.md', 'geo-extension.js', 'geopoint.js', 'index.js', 'near.js', 'package.json', 'rounding.js', 'types.d.ts']);
     expect(path.basename(tarball)).toBe('streams-addon-geo-0.1.0.tgz');
   });
 

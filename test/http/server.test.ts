@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, buildConfig, Hooks } from '../../kernel/index.js';
+import { AppError, Hooks } from '../../kernel/index.js';
+import { completeConfig } from '../helpers/config.js';
 import { createLogger } from '../../kernel/logger.js';
 import type { HttpServerCore } from '../../plugins/http/server-core.js';
 import { rawHttp } from '../helpers/raw-http.js';
@@ -24,7 +25,7 @@ describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipRea
 
   beforeAll(async () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'http-'));
-    const config = buildConfig({ http: { port: 0, max_body: 64, body_timeout_ms: 300 } }, root);
+    const config = completeConfig({ http: { port: 0, max_body: 64, body_timeout_ms: 300 } }, root);
     server = create(config, createLogger('silent'), hooks);
     hooks.on('request.handled', (p) => {
       handled.push(p.status);
@@ -214,7 +215,7 @@ describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipRea
   });
 
   it('refuses a port that is already taken instead of sharing it (SO_REUSEPORT trap)', async () => {
-    const other = create(buildConfig({ http: { port: server.port } }, root), createLogger('silent'), new Hooks());
+    const other = create(completeConfig({ http: { port: server.port } }, root), createLogger('silent'), new Hooks());
     await expect(other.listen()).rejects.toThrow(/already in use/);
   });
 
@@ -284,7 +285,7 @@ describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipRea
 describe.each(TRANSPORTS.filter((t) => t.available))('graceful shutdown ($name)', ({ create }) => {
   it('stops accepting, finishes in-flight requests, then closes', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'http-'));
-    const server = create(buildConfig({ http: { port: 0 } }, root), createLogger('silent'), new Hooks());
+    const server = create(completeConfig({ http: { port: 0 } }, root), createLogger('silent'), new Hooks());
     server.route('GET', '/slow', () => new Promise((r) => setTimeout(() => r({ status: 200, body: '{"done":true}' }), 200)));
     await server.listen();
     const url = server.url;

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectable } from 'tsyringe';
-import { buildConfig, ConfigError, definePlugin, Hooks, Kernel, loadConfigFile, type Plugin } from '../../kernel/index.js';
+import { applyConfigSections, buildConfig, ConfigError, definePlugin, Hooks, Kernel, loadConfigFile, type Plugin } from '../../kernel/index.js';
+import { CORE_SETTINGS, completeConfig } from '../helpers/config.js';
 import { orderPlugins } from '../../kernel/plugin-loader.js';
 import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 
@@ -23,6 +24,7 @@ describe('config', () => {
     await writeFile(file, JSON.stringify({ streams: { path: 'defs' } }));
     const config = loadConfigFile(file, { port: 0 });
     expect(config.root).toBe(dir);
+    applyConfigSections(config, CORE_SETTINGS.map((section) => ({ plugin: section.key, section })));
     expect(config.streams.path).toBe(path.join(dir, 'defs'));
     expect(config.streams.data_path).toBe(path.join(dir, 'streams', 'data'));
     expect(config.http).toMatchObject({ host: '127.0.0.1', port: 0, max_body: 1048576, trust_proxy: false });
@@ -31,7 +33,7 @@ describe('config', () => {
   });
 
   it('honours an explicit root', () => {
-    const config = buildConfig({ root: 'sub' }, dir);
+    const config = completeConfig({ root: 'sub' }, dir);
     expect(config.root).toBe(path.join(dir, 'sub'));
     expect(config.streams.path).toBe(path.join(dir, 'sub', 'streams'));
   });
@@ -39,9 +41,32 @@ describe('config', () => {
   it('rejects unknown keys and bad values with the file and JSON path', async () => {
     const file = path.join(dir, 'bad.json');
     await writeFile(file, JSON.stringify({ http: { port: 'eighty' } }));
-    expect(() => loadConfigFile(file)).toThrow(`${file} at /http/port: must be integer`);
-    expect(() => buildConfig({ api: { gate_staus: 403 } }, dir)).toThrow('at /api/gate_staus: is not a known key');
+    const sections = CORE_SETTINGS.map((section) => ({ plugin: section.key, section }));
+    expect(() => applyConfigSections(loadConfigFile(file), sections)).toThrow(`${file} at /http/port: must be integer`);
+    expect(() => completeConfig({ api: { gate_staus: 403 } }, dir)).toThrow('at /api/gate_staus: is not a known key');
     expect(() => buildConfig({ log: { level: 'loud' } }, dir)).toThrow(/at \/log\/level: must be one of/);
+  });
+
+  it('plugins own their sections: the kernel validates each loaded plugin\'s and refuses a key no loaded plugin claims', async () => {
+    const file = path.join(dir, 'sections.json');
+    // Without the core plugins nobody owns "http" or "streams".
+    await writeFile(file, JSON.stringify({ plugins: NO_CORE, http: { port: 0 } }));
+    await expect(new Kernel(loadConfigFile(file)).boot()).rejects.toThrow(`${file} at /http: is not a known key: no loaded plugin owns a "http" section`);
+    // An addon owns a section exactly as a core plugin does: defaults filled, errors named by path.
+    let seen: unknown;
+    const addon = definePlugin({
+      name: 'greeter',
+      settings: { key: 'greeter', schema: { type: 'object', additionalProperties: false, properties: { word: { type: 'string', default: 'hello' } } } },
+      register: ({ config }) => void (seen = (config as unknown as Record<string, unknown>).greeter),
+    });
+    const ok = new Kernel(buildConfig({ plugins: NO_CORE, log: { level: 'silent' } }, dir), { plugins: [addon] });
+    await ok.boot();
+    expect(seen).toEqual({ word: 'hello' });
+    await ok.shutdown();
+    const bad = new Kernel(buildConfig({ plugins: NO_CORE, log: { level: 'silent' }, greeter: { word: 5 } }, dir), { plugins: [addon] });
+    await expect(bad.boot()).rejects.toThrow('config at /greeter/word: must be string');
+    const twice = new Kernel(buildConfig({ plugins: NO_CORE, log: { level: 'silent' } }, dir), { plugins: [addon, { ...addon, name: 'greeter-2' }] });
+    await expect(twice.boot()).rejects.toThrow('plugins "greeter" and "greeter-2" both claim the settings section "greeter"');
   });
 
   it('keeps any keys under a plugin\'s options', () => {

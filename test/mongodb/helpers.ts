@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { buildConfig, type KernelConfig, type Logger } from '../../kernel/index.js';
+import type { KernelConfig, Logger } from '../../kernel/index.js';
+import { mongodbSettings } from '../../plugins/mongodb/index.js';
+import { completeConfig } from '../helpers/config.js';
 
 /** A URL where nothing listens (port 9, discard): connects fail fast with ECONNREFUSED. */
 export const UNREACHABLE_URL = 'mongodb://127.0.0.1:9/?directConnection=true';
@@ -21,7 +23,7 @@ export function capturingLogger(): { logger: Logger; lines: Array<Record<string,
 }
 
 export function mongoConfig(connections: Record<string, unknown>, root = process.cwd()): KernelConfig {
-  return buildConfig({ mongodb: { connections } }, root);
+  return completeConfig({ mongodb: { connections } }, root, [mongodbSettings]);
 }
 
 export async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {

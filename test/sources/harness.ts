@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import YAML from 'yaml';
-import { buildConfig, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
+import { FolderWatcher, type KernelConfig } from '../../kernel/index.js';
+import { completeConfig } from '../helpers/config.js';
 import { decodeCsv, encodeCsv } from '../../plugins/sources/file/csv-codec.js';
 import { createSourceRegistry, type Entry, type Source } from '../../plugins/sources/index.js';
 import type { StreamDefinition } from '../../plugins/streams/index.js';
@@ -17,7 +18,7 @@ export async function tempRoot(prefix = 'sources-'): Promise<string> {
 }
 
 export function configFor(root: string, raw: Record<string, unknown> = {}): KernelConfig {
-  return buildConfig(raw, root);
+  return completeConfig(raw, root);
 }
 
 /** A source of one of the built-in types over a temp app root, through the real registry, with live sync on. */

@@ -1,7 +1,8 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, type EntryHookPayload, type Plugin } from '../../kernel/index.js';
+import { definePlugin, type Plugin } from '../../kernel/index.js';
+import type { EntryHookPayload } from '../../plugins/entries/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 

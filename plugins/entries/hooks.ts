@@ -1,0 +1,32 @@
+import type { EntryAttributes } from '../fields/index.js';
+
+export interface EntryHookPayload {
+  /** Stream id. */
+  stream: string;
+  /** The entry key (undefined on `creating` before a key is assigned). */
+  key: unknown;
+  /** The attributes being written (mutable in `*ing` hooks) or written (`*ed`). */
+  entry: EntryAttributes;
+  /** The stored attributes before this write, when the entry existed. */
+  original?: EntryAttributes;
+  /**
+   * Where the change was made, on the `*ed` hooks: `api` (a request), or `disk` (a file
+   * edited, added or removed outside the server and picked up by live sync; only
+   * `entry.created|updated|saved|deleted` fire for those: there is nothing to veto).
+   */
+  origin?: 'api' | 'disk';
+}
+
+/** The hooks the entries plugin emits around every write (`*ing` may veto or mutate). */
+declare module '../../kernel/hook-map.js' {
+  interface HookMap {
+    'entry.creating': EntryHookPayload;
+    'entry.created': EntryHookPayload;
+    'entry.updating': EntryHookPayload;
+    'entry.updated': EntryHookPayload;
+    'entry.saving': EntryHookPayload;
+    'entry.saved': EntryHookPayload;
+    'entry.deleting': EntryHookPayload;
+    'entry.deleted': EntryHookPayload;
+  }
+}
