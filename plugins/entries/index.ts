@@ -5,5 +5,4 @@ export { entriesPlugin as default } from './plugin.js';
 export { EntriesServiceImpl, type EntriesDependencies } from './service.js';
 export { castKey, keyStrategy, keyNameOf } from './keys.js';
 export { QueryCriteria } from './criteria-builder.js';
-export { registerReadMethod } from './read-methods.js';
 export type * from './hooks.js';

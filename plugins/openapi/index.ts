@@ -3,6 +3,4 @@
  * (`GET <prefix>/openapi.json`) and a reference page (`GET <prefix>/docs`). Field types
  * describe their values through `FieldType.jsonSchema`; core types have defaults here.
  */
-export { buildDocument, type DocumentInput, type InterfaceView } from './document.js';
-export { streamSchemas, type StreamSchemas } from './field-schemas.js';
 export { openapiPlugin as default } from './plugin.js';

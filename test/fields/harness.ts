@@ -1,5 +1,7 @@
 import type { EntryLookup, FieldsService } from '../../plugins/fields/index.js';
-import { coreRules, coreTypes, FieldsRegistry } from '../../plugins/fields/index.js';
+import { coreRules } from '../../plugins/fields/rules/core-rules.js';
+import { coreTypes } from '../../plugins/fields/types/core-types.js';
+import { FieldsRegistry } from '../../plugins/fields/service.js';
 import type { FieldDefinition, StreamDefinition } from '../../plugins/streams/index.js';
 import { ValidationError } from '../../kernel/index.js';
 

@@ -6,7 +6,7 @@ import { buildConfig, definePlugin, Kernel, type Plugin } from '../../kernel/ind
 import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 import { FIELDS, type FieldsService } from '../../plugins/fields/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
-import { ENCRYPTION_KEY_ENV } from '../../plugins/fields/index.js';
+import { ENCRYPTION_KEY_ENV } from '../../plugins/fields/encryption.js';
 import { MemoryLookup } from './harness.js';
 
 /** Streams and fields only: every other default core plugin is switched off. */

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decryptValue, ENCRYPTION_KEY_ENV, encryptionKey, formatPhpDate, parsePhpDate, zoned } from '../../plugins/fields/index.js';
+import { decryptValue, ENCRYPTION_KEY_ENV, encryptionKey } from '../../plugins/fields/encryption.js';
+import { formatPhpDate, parsePhpDate } from '../../plugins/fields/php-date.js';
+import { zoned } from '../../plugins/fields/zoned-time.js';
 import { makeService, MemoryLookup, stream } from './harness.js';
 
 describe('encrypted', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isHashed, verifyHash } from '../../plugins/fields/index.js';
+import { isHashed, verifyHash } from '../../plugins/fields/hashing.js';
 import { errorsOf, makeService, makeServiceWith, MemoryLookup, stream } from './harness.js';
 
 interface TypeCase {

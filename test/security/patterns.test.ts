@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pathPattern } from '../../plugins/api/index.js';
+import { pathPattern } from '../../plugins/api/gate.js';
 
 /** Issue #13 item 2: gate_except patterns keep Laravel's Str::is meaning, matched without backtracking. */
 describe('gate_except patterns', () => {
