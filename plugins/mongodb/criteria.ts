@@ -1,7 +1,7 @@
 import type { Document, Filter, Sort } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
 import { likePatternBody, type OrderClause, type WhereClause } from '../sources/index.js';
-import { KEY_ORDER_FIELD } from './documents.js';
+import { KEY_ORDER_FIELD, RESERVED_FIELDS } from './documents.js';
 import { requireFieldName, requireList, requireScalar, type Scalar } from './values.js';
 
 /**
@@ -30,6 +30,12 @@ const NEVER: Filter<Document> = { _id: { $exists: false } };
 export function fieldPath(keyName: string, field: string): string {
   const name = requireFieldName(field);
   if (name === keyName) return '_id';
+  // Storage columns (`_id`, `_ko`, `_rev`) are not attributes: filtering or sorting on
+  // them would expose (and depend on) how entries are stored.
+  const head = name.split('.')[0]!;
+  if (RESERVED_FIELDS.has(head) && head !== keyName) {
+    throw new BadRequestError(`The field "${head}" is internal to the database source and cannot be filtered or sorted on.`, { field: name, rule: 'field' });
+  }
   if (name.startsWith(`${keyName}.`)) return `_id${name.slice(keyName.length)}`;
   return name;
 }

@@ -7,7 +7,8 @@ import { MongoConnections } from './connections.js';
 import { checkDatabaseSource } from './definition-check.js';
 import { MongoDefinitionStore } from './definition-store.js';
 import { MongoSource } from './source.js';
-import { MONGODB } from './tokens.js';
+import type { MongoDriver } from './connections.js';
+import { MONGODB, MONGODB_DRIVER } from './tokens.js';
 
 export interface MongoPluginOptions {
   /** How long a request (or boot's definition load) waits for a connection not up yet. */
@@ -41,6 +42,7 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
   register({ container, config, logger, options }) {
     const connections = new MongoConnections((config as KernelConfig).mongodb, logger, {
       retry: { initialDelayMs: options.retry_initial_ms, maxDelayMs: options.retry_max_ms },
+      driver: () => (container.isRegistered(MONGODB_DRIVER, true) ? container.resolve<MongoDriver>(MONGODB_DRIVER) : undefined),
     });
     state.set(container, { connections });
     container.registerInstance(MONGODB, connections);
@@ -56,7 +58,13 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
       const collection = requireCollectionName(setting.table ?? 'core_streams', config.file ?? 'config');
       return new MongoDefinitionStore(
         connections.get(connection),
-        { collection, pollIntervalMs: (config as KernelConfig).streams.poll_interval_ms, connectWaitMs: options.connect_wait_ms },
+        {
+          collection,
+          pollIntervalMs: (config as KernelConfig).streams.poll_interval_ms,
+          connectWaitMs: options.connect_wait_ms,
+          retryInitialMs: options.retry_initial_ms,
+          retryMaxMs: options.retry_max_ms,
+        },
         logger.child({ store: 'definitions' }),
       );
     });

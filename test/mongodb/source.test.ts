@@ -98,8 +98,8 @@ describe('mongodb definition store: two nodes share definitions (stand-in server
     expect(await nodeB.loadAll()).toEqual([]);
     const seenByA: string[] = [];
     const seenByB: string[] = [];
-    await nodeA.watch((id) => seenByA.push(id));
-    await nodeB.watch((id) => seenByB.push(id));
+    await nodeA.watch((id) => void seenByA.push(id));
+    await nodeB.watch((id) => void seenByB.push(id));
     await new Promise((r) => setTimeout(r, 20));
 
     await nodeA.save('films', { $schema: '../schema.json', id: 'films', name: 'Films' });

@@ -1,4 +1,4 @@
-import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from '../contracts.js';
+import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../contracts.js';
 
 /**
  * `config.cache`: query results (query, count, paginate) of one stream kept in a
@@ -83,12 +83,12 @@ export class CachedSource implements Source {
     return this.cached(`p:${JSON.stringify(query)}`, () => this.inner.paginate(query));
   }
 
-  put(key: EntryKey, entry: Entry): Promise<void> {
-    return this.writeThrough(() => this.inner.put(key, entry));
+  put(key: EntryKey, entry: Entry, intent?: WriteIntent): Promise<Entry | void> {
+    return this.writeThrough(() => this.inner.put(key, entry, intent));
   }
 
-  delete(key: EntryKey): Promise<boolean> {
-    return this.writeThrough(() => this.inner.delete(key));
+  delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
+    return this.writeThrough(() => this.inner.delete(key, intent));
   }
 
   truncate(): Promise<void> {
