@@ -506,6 +506,8 @@ export class FakeChangeStream extends EventEmitter {
             return;
           }
           for (const event of replay) this.offer(event);
+          // As the driver does once the server answered the aggregate (postBatchResumeToken).
+          this.emit('resumeTokenChanged', token(this.last));
         },
         (error: Error) => this.fail(error),
       );
