@@ -59,8 +59,15 @@ export function uniqueIndexName(handle: string): string {
  * be built (existing duplicates, a conflicting index of the same name) is logged with
  * the reason and does not stop the stream; the `unique` rule still checks on write.
  */
-export async function ensureIndexes<T extends Document>(collection: Collection<T>, definition: StreamDefinition, logger: Logger): Promise<void> {
+export async function ensureIndexes<T extends Document>(
+  collection: Collection<T>,
+  definition: StreamDefinition,
+  logger: Logger,
+  progress: (done: number) => void = () => undefined,
+): Promise<void> {
+  let done = 0;
   await collection.createIndex({ [KEY_ORDER_FIELD]: 1, _id: 1 }, { name: 'key_order' });
+  progress(++done);
   for (const field of uniqueFields(definition)) {
     const name = uniqueIndexName(field.handle);
     try {
@@ -77,5 +84,11 @@ export async function ensureIndexes<T extends Document>(collection: Collection<T
       }
       throw error;
     }
+    progress(++done);
   }
+}
+
+/** How many indexes `ensureIndexes` builds for a stream (progress total). */
+export function indexCount(definition: StreamDefinition): number {
+  return 1 + uniqueFields(definition).length;
 }

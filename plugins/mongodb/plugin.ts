@@ -4,6 +4,7 @@ import { SOURCES, type SourceRegistry } from '../sources/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
 import { requireCollectionName } from './collection-name.js';
 import { MongoConnections } from './connections.js';
+import { IndexBuilds } from './index-builds.js';
 import { checkDatabaseSource } from './definition-check.js';
 import { MongoDefinitionStore } from './definition-store.js';
 import { MongoSource } from './source.js';
@@ -13,9 +14,11 @@ import { MONGODB, MONGODB_DRIVER } from './tokens.js';
 export interface MongoPluginOptions {
   /** How long a request (or boot's definition load) waits for a connection not up yet. */
   connect_wait_ms: number;
-  /** Backoff of the background reconnect loop. */
+  /** Backoff of the background reconnect loop (and of re-opening change streams). */
   retry_initial_ms: number;
   retry_max_ms: number;
+  /** `maxTimeMS` of every read: past it the server stops the query and the client gets 503. */
+  query_timeout_ms: number;
 }
 
 const optionsSchema = {
@@ -25,10 +28,11 @@ const optionsSchema = {
     connect_wait_ms: { type: 'integer', minimum: 0, default: 2000 },
     retry_initial_ms: { type: 'integer', minimum: 10, default: 500 },
     retry_max_ms: { type: 'integer', minimum: 10, default: 30000 },
+    query_timeout_ms: { type: 'integer', minimum: 1, default: 5000 },
   },
 };
 
-const state = new WeakMap<object, { connections: MongoConnections }>();
+const state = new WeakMap<object, { connections: MongoConnections; indexBuilds: IndexBuilds }>();
 
 /**
  * The mongodb plugin: the `database` source type (entries in MongoDB collections), the
@@ -44,11 +48,15 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
       retry: { initialDelayMs: options.retry_initial_ms, maxDelayMs: options.retry_max_ms },
       driver: () => (container.isRegistered(MONGODB_DRIVER, true) ? container.resolve<MongoDriver>(MONGODB_DRIVER) : undefined),
     });
-    state.set(container, { connections });
+    const indexBuilds = new IndexBuilds(logger);
+    state.set(container, { connections, indexBuilds });
     container.registerInstance(MONGODB, connections);
 
     const sources = container.resolve<SourceRegistry>(SOURCES);
-    sources.registerType('database', (context) => new MongoSource(context, connections, { connectWaitMs: options.connect_wait_ms }));
+    sources.registerType(
+      'database',
+      (context) => new MongoSource(context, connections, { connectWaitMs: options.connect_wait_ms, queryTimeoutMs: options.query_timeout_ms, indexBuilds }),
+    );
 
     const registry = container.resolve<StreamRegistry>(STREAM_REGISTRY);
     registry.addCheck((definition) => checkDatabaseSource(definition, connections));
@@ -70,13 +78,17 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
     });
   },
   boot({ container, config, logger }) {
-    const { connections } = state.get(container)!;
+    const { connections, indexBuilds } = state.get(container)!;
     // Every configured connection is opened now (in the background: an unreachable
     // server is logged and retried, it never stops the boot).
     for (const name of Object.keys((config as KernelConfig).mongodb.connections)) connections.get(name);
     openDatabaseStreams(container.resolve<StreamRegistry>(STREAM_REGISTRY), container.resolve<SourceRegistry>(SOURCES), logger);
     if (container.isRegistered(HTTP_SERVER, true)) {
-      container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('mongodb', () => connections.ready());
+      // Ready needs a primary; index builds in progress (or failed) are shown, never waited for.
+      container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('mongodb', () => {
+        const builds = indexBuilds.report();
+        return builds.length > 0 ? { ready: connections.ready(), details: { index_builds: builds } } : connections.ready();
+      });
     }
   },
   async shutdown({ container, config }) {

@@ -9,7 +9,8 @@ import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
 import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
-import { ensureIndexes } from './indexes.js';
+import type { IndexBuilds } from './index-builds.js';
+import { ensureIndexes, indexCount } from './indexes.js';
 import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
 
 /** Default longest time one read may run on the server (`query_timeout_ms`). */
@@ -20,6 +21,8 @@ export interface MongoSourceOptions {
   connectWaitMs: number;
   /** `maxTimeMS` of every read and read-modify operation (default QUERY_TIME_LIMIT_MS). */
   queryTimeoutMs?: number;
+  /** Where background index builds are registered (for /readyz details); absent: a private one. */
+  indexBuilds?: IndexBuilds;
 }
 
 /** A stored entry: `_id` is the key (a string or a number, never an ObjectId). */
@@ -56,6 +59,8 @@ export class MongoSource implements Source {
   private readonly listProjection: Document;
   private opening: Promise<void> | undefined;
   private opened = false;
+  /** The background index build started at open (tests and shutdown wait for it). */
+  indexing: Promise<void> = Promise.resolve();
   private closed = false;
   private counterSeeded = false;
   /** The counter is known to be at least this (explicit integer keys below it need no raise). */
@@ -102,11 +107,13 @@ export class MongoSource implements Source {
     if (this.closed) return Promise.reject(new SourceClosedError(this.definition.id));
     this.opening ??= (async () => {
       await this.connection.whenConnected(this.options.connectWaitMs);
-      try {
-        await ensureIndexes(this.collection, this.definition, this.logger);
-      } catch (error) {
-        throw mapMongoError(error, this.connection.name, this.keyName);
-      }
+      // Indexes build in the background: the stream serves meanwhile (unique values are
+      // still checked by the rule on each node; the index adds the cross-node guarantee
+      // once built), and readiness never waits for a build (docs/mongodb.md).
+      const build = (progress: (done: number) => void): Promise<void> => ensureIndexes(this.collection, this.definition, this.logger, progress);
+      this.indexing = this.options.indexBuilds
+        ? this.options.indexBuilds.start(this.definition.id, this.collectionName, indexCount(this.definition), build)
+        : build(() => undefined).catch((error: unknown) => this.logger.error({ err: { message: (error as Error).message } }, 'index build failed'));
       this.opened = true;
     })().finally(() => {
       this.opening = undefined;
@@ -117,6 +124,8 @@ export class MongoSource implements Source {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.lock.idle();
+    // A build in flight finishes on the server anyway; its client must stay open until it answers.
+    await this.indexing;
     this.closed = true;
     await this.connection.release();
   }

@@ -22,6 +22,7 @@ async function sourceOn(fake: ReturnType<typeof fakeConnections>, definition = f
   const config = mongoConfig({});
   const source = new MongoSource({ definition, config, root: config.root, logger: silentLogger }, fake.connections, { connectWaitMs: 100 });
   await source.open();
+  await source.indexing; // built in the background
   return source;
 }
 
