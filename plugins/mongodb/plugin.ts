@@ -55,7 +55,14 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>({
     const sources = container.resolve<SourceRegistry>(SOURCES);
     sources.registerType(
       'database',
-      (context) => new MongoSource(context, connections, { connectWaitMs: options.connect_wait_ms, queryTimeoutMs: options.query_timeout_ms, indexBuilds }),
+      (context) =>
+        new MongoSource(context, connections, {
+          connectWaitMs: options.connect_wait_ms,
+          queryTimeoutMs: options.query_timeout_ms,
+          indexBuilds,
+          retryInitialMs: options.retry_initial_ms,
+          retryMaxMs: options.retry_max_ms,
+        }),
     );
 
     const registry = container.resolve<StreamRegistry>(STREAM_REGISTRY);

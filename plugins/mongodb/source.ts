@@ -9,6 +9,7 @@ import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
 import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
+import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
 import type { IndexBuilds } from './index-builds.js';
 import { ensureIndexes, indexCount } from './indexes.js';
 import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
@@ -23,6 +24,9 @@ export interface MongoSourceOptions {
   queryTimeoutMs?: number;
   /** Where background index builds are registered (for /readyz details); absent: a private one. */
   indexBuilds?: IndexBuilds;
+  /** Backoff of the change stream that keeps caches in step (watchStore). */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
 }
 
 /** A stored entry: `_id` is the key (a string or a number, never an ObjectId). */
@@ -66,6 +70,8 @@ export class MongoSource implements Source {
   /** The counter is known to be at least this (explicit integer keys below it need no raise). */
   private counterFloor = -Infinity;
   private readonly revisions = new Revisions();
+  private readonly storeListeners = new Set<(event: StoreEvent) => void>();
+  private watcher: CollectionWatcher | undefined;
   private readonly maxTimeMS: number;
 
   constructor(context: SourceContext, connections: MongoConnections, private readonly options: MongoSourceOptions) {
@@ -121,9 +127,34 @@ export class MongoSource implements Source {
     return this.opening;
   }
 
+  /**
+   * Caches of this stream follow every node's writes: a change stream on the collection,
+   * started with the first listener (only streams with `config.cache` have one).
+   */
+  watchStore(listener: (event: StoreEvent) => void): () => void {
+    this.storeListeners.add(listener);
+    if (!this.watcher && !this.closed) {
+      const watcher = new CollectionWatcher(
+        () => this.collection as unknown as Collection<Document>,
+        (event) => {
+          for (const l of [...this.storeListeners]) l(event);
+        },
+        this.logger,
+        { initialMs: this.options.retryInitialMs ?? 200, maxMs: this.options.retryMaxMs ?? 30_000 },
+      );
+      this.watcher = watcher;
+      void this.connection
+        .whenConnected(2 ** 31 - 1)
+        .then(() => watcher.start())
+        .catch(() => undefined);
+    }
+    return () => this.storeListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     await this.lock.idle();
+    await this.watcher?.stop();
     // A build in flight finishes on the server anyway; its client must stay open until it answers.
     await this.indexing;
     this.closed = true;

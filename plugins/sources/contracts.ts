@@ -192,6 +192,13 @@ export interface Source {
   onExternalChange?(listener: (changes: ExternalChange[]) => void): () => void;
   /** Optional: resolves once every write started so far is durable (graceful shutdown). */
   drain?(): Promise<void>;
+  /**
+   * Optional (a store shared by several processes, #15): be told when the store changed,
+   * whoever wrote it, so per-process caches of query results follow it. `changed`: drop
+   * cached results; `unreliable`: changes cannot be followed now, serve nothing from a
+   * cache; `reliable`: they can again. Returns the function that stops listening.
+   */
+  watchStore?(listener: (event: 'changed' | 'unreliable' | 'reliable') => void): () => void;
 }
 
 /** One entry changed in the store outside this server: `entry` undefined when removed, `previous` undefined when new. */
