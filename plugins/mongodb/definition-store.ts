@@ -54,6 +54,11 @@ type Item = { raw: Record<string, unknown>; id: string };
  */
 export class MongoDefinitionStore implements DefinitionStore {
   private readonly known = new Map<string, string>();
+  /**
+   * Versions this node is writing or wrote: their change events are echoes even when one
+   * arrives before the write's own reply (another connection). Bounded (oldest dropped).
+   */
+  private readonly ownVersions = new Set<string>();
   private onChange: ((id: string) => Promise<void> | void) | undefined;
   private changeStream: ChangeStream<DefinitionDocument> | undefined;
   private resumeToken: ResumeToken | undefined;
@@ -144,6 +149,8 @@ export class MongoDefinitionStore implements DefinitionStore {
     const version = randomUUID();
     const json = JSON.stringify({ ...raw, id });
     const served = this.known.get(id);
+    this.ownVersions.add(version);
+    if (this.ownVersions.size > 1000) this.ownVersions.delete(this.ownVersions.values().next().value!);
     try {
       if (served === undefined) {
         await this.collection.insertOne({ _id: id, json, version, updated_at: new Date() });
@@ -279,7 +286,7 @@ export class MongoDefinitionStore implements DefinitionStore {
       case 'replace': {
         const id = change.documentKey._id;
         const version = change.fullDocument?.version;
-        if (version !== undefined && this.known.get(id) === version) return; // served already (our own write)
+        if (version !== undefined && (this.known.get(id) === version || this.ownVersions.delete(version))) return; // our own write
         void this.announce(id);
         return;
       }
