@@ -33,6 +33,8 @@ export interface DefinitionStoreOptions {
 const HISTORY_LOST = new Set([286, 280, 260]);
 /** Change streams need a replica set or sharded cluster (40573), or are not allowed here. */
 const UNSUPPORTED = new Set([40573, 40324, 115, 20]);
+/** Longest a read of the definitions may run on the server (a few small documents). */
+const READ_TIME_LIMIT_MS = 10_000;
 /** A failed reload of one definition is retried this many times before it waits for the next change. */
 const RELOAD_ATTEMPTS = 6;
 
@@ -116,7 +118,7 @@ export class MongoDefinitionStore implements DefinitionStore {
       }
       throw new Error(`stream definitions cannot be read: the database connection "${this.connection.name}" is unavailable`);
     }
-    const documents = await this.collection.find({}).toArray();
+    const documents = await this.collection.find({}, { maxTimeMS: READ_TIME_LIMIT_MS }).toArray();
     const items: Item[] = [];
     for (const document of documents) {
       const raw = this.parse(document);
@@ -129,7 +131,7 @@ export class MongoDefinitionStore implements DefinitionStore {
 
   /** One definition as stored now; from here on the registry serves this version. */
   async load(id: string): Promise<Item | undefined> {
-    const document = await this.collection.findOne({ _id: id });
+    const document = await this.collection.findOne({ _id: id }, { maxTimeMS: READ_TIME_LIMIT_MS });
     if (!document) {
       this.known.delete(id);
       return undefined;
@@ -346,7 +348,7 @@ export class MongoDefinitionStore implements DefinitionStore {
     try {
       do {
         this.pollAgain = false;
-        const stored = await this.collection.find({}, { projection: { _id: 1, version: 1, json: 1 } }).toArray();
+        const stored = await this.collection.find({}, { projection: { _id: 1, version: 1, json: 1 }, maxTimeMS: READ_TIME_LIMIT_MS }).toArray();
         const seen = new Set<string>();
         const changed = new Map<string, string | undefined>();
         for (const document of stored) {

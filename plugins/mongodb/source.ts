@@ -317,7 +317,7 @@ export class MongoSource implements Source {
 
   maxIntegerKey(): Promise<number | undefined> {
     return this.run(async () => {
-      const top = await this.collection.find(NUMERIC_ID, { projection: { _id: 1 }, sort: { _id: -1 }, limit: 1 }).toArray();
+      const top = await this.collection.find(NUMERIC_ID, { projection: { _id: 1 }, sort: { _id: -1 }, limit: 1, maxTimeMS: this.maxTimeMS }).toArray();
       const value = top[0]?._id;
       return typeof value === 'number' ? Math.floor(value) : undefined;
     });

@@ -82,6 +82,12 @@ export class StandInServer {
   private readonly clients = new Set<StandInClient>();
   /** Operations served, by name (round trips: a test counts them). */
   readonly ops = new Map<string, number>();
+  /** The `maxTimeMS` each read was sent with (undefined: none), in order. */
+  readonly readLimits: Array<{ op: string; maxTimeMS: number | undefined }> = [];
+
+  noteRead(op: string, options: { maxTimeMS?: number } | undefined): void {
+    this.readLimits.push({ op, maxTimeMS: options?.maxTimeMS });
+  }
 
   collection(name: string): FakeCollection {
     let c = this.collections.get(name);
@@ -412,20 +418,23 @@ export class BoundCollection {
     return this.live.createIndex(spec, options);
   }
 
-  async findOne(filter: Document, options: { projection?: Document } = {}): Promise<Document | null> {
+  async findOne(filter: Document, options: { projection?: Document; maxTimeMS?: number } = {}): Promise<Document | null> {
+    this.server.noteRead('findOne', options);
     await this.gate('findOne');
     const rows = await new FakeCursor(async () => this.live.matching(filter), { projection: options.projection, limit: 1 }).toArray();
     return rows[0] ?? null;
   }
 
-  find(filter: Document, options: { sort?: unknown; skip?: number; limit?: number; projection?: Document } = {}): FakeCursor {
+  find(filter: Document, options: { sort?: unknown; skip?: number; limit?: number; projection?: Document; maxTimeMS?: number } = {}): FakeCursor {
+    this.server.noteRead('find', options);
     return new FakeCursor(async () => {
       await this.gate('find');
       return this.live.matching(filter);
     }, options);
   }
 
-  async countDocuments(filter: Document): Promise<number> {
+  async countDocuments(filter: Document, options: { maxTimeMS?: number } = {}): Promise<number> {
+    this.server.noteRead('countDocuments', options);
     await this.gate('countDocuments');
     return this.live.matching(filter).length;
   }

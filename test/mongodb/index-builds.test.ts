@@ -44,6 +44,21 @@ describe(`index builds ${ON_STAND_IN}`, () => {
     expect([...server.collections.get('films')!.indexNames].sort()).toEqual(['key_order', 'unique_title']);
   });
 
+  it(`${ON_STAND_IN} every read carries maxTimeMS (query_timeout_ms): gets, lists, counts, eager loads, the key maximum`, async () => {
+    const server = new StandInServer();
+    nodes = await startNodes(server, 1, {
+      streams: { ...streams, films: { ...streams.films, fields: { ...streams.films.fields, id: { type: 'integer', config: { default: 'increment' } } } } },
+      config: { plugins: [{ name: 'mongodb', options: { connect_wait_ms: 500, retry_initial_ms: 20, retry_max_ms: 300, query_timeout_ms: 1234 } }] },
+    });
+    const [a] = nodes as [TestApp];
+    expect((await a.request('POST', '/api/streams/films/entries', { title: 'Alien' })).status).toBe(201);
+    await a.request('GET', '/api/streams/films/entries/1');
+    await a.request('GET', '/api/streams/films/entries?where[title]=A%25&constraint[title]=LIKE');
+    await a.request('PATCH', '/api/streams/films/entries/1', { title: 'Aliens' });
+    expect(server.readLimits.length).toBeGreaterThan(4);
+    expect(server.readLimits.filter((r) => r.maxTimeMS !== 1234)).toEqual([]);
+  });
+
   it(`${ON_STAND_IN} a failed build is reported in /readyz details; the node stays ready and serving`, async () => {
     const server = new StandInServer();
     server.failNext('createIndex', () => new MongoNetworkError('connection reset during createIndexes (stand-in)'));
