@@ -228,6 +228,9 @@ export class MongoDefinitionStore implements DefinitionStore {
     stream.on('error', (error: Error) => this.streamEnded(stream, error));
     stream.on('close', () => this.streamEnded(stream, undefined));
     stream.on('end', () => this.streamEnded(stream, undefined));
+    // Also compare now: a server that reports no resume token at the start (before 4.0.7)
+    // never calls `started` until a change; comparing twice costs one small read.
+    if (!resuming) void this.poll();
   }
 
   /** The change stream stopped: decide how to follow the others from here. */
