@@ -78,6 +78,7 @@ export class StandInServer {
   private primary = true;
   private readonly faults: Fault[] = [];
   private readonly delays = new Map<string, number>();
+  private readonly holds = new Map<string, Promise<void>>();
   readonly streams = new Set<FakeChangeStream>();
   private readonly clients = new Set<StandInClient>();
   /** Operations served, by name (round trips: a test counts them). */
@@ -100,6 +101,8 @@ export class StandInServer {
     this.ops.set(op, (this.ops.get(op) ?? 0) + 1);
     const delay = this.delays.get(op) ?? this.delays.get('*');
     if (delay) await sleep(delay);
+    const held = this.holds.get(op);
+    if (held) await held;
     if (!this.primary) {
       await sleep(client?.selectionTimeoutMs ?? 200);
       if (!this.primary) throw new MongoServerSelectionError('Server selection timed out: no primary available (stand-in)', {} as never);
@@ -120,6 +123,20 @@ export class StandInServer {
   /** Every operation named `op` ('*': any) waits `ms` first (0: no delay). */
   delay(op: string, ms: number): void {
     this.delays.set(op, ms);
+  }
+
+  /**
+   * Every operation named `op` waits (after being counted in `ops`) until the returned
+   * function is called: a test orders two nodes' operations exactly, whatever the load.
+   */
+  hold(op: string): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.holds.set(op, held);
+    return () => {
+      if (this.holds.get(op) === held) this.holds.delete(op);
+      release();
+    };
   }
 
   /** Lose (or regain) the primary: operations fail after server selection, clients see it. */

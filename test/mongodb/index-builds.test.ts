@@ -23,7 +23,7 @@ afterEach(async () => {
 describe(`index builds ${ON_STAND_IN}`, () => {
   it(`${ON_STAND_IN} a slow build: both nodes are ready and serve meanwhile, /readyz shows its progress, then nothing`, async () => {
     const server = new StandInServer();
-    server.delay('createIndex', 1000); // each of the two indexes: long enough for both nodes to boot meanwhile
+    const release = server.hold('createIndex'); // every build waits until the test lets it go
     nodes = await startNodes(server, 2, { streams });
     const [a, b] = nodes as [TestApp, TestApp];
     for (const node of [a, b]) {
@@ -36,6 +36,7 @@ describe(`index builds ${ON_STAND_IN}`, () => {
     expect((await a.request('POST', '/api/streams/films/entries', { id: 1, title: 'Alien' })).status).toBe(201);
     expect((await b.request('GET', '/api/streams/films/entries/1')).json.data).toEqual({ id: 1, title: 'Alien' });
     expect(server.collections.get('films')!.indexNames.size).toBe(0); // still building
+    release();
     await eventually(async () => {
       const ready = await a.request('GET', '/readyz');
       expect(ready.status).toBe(200);

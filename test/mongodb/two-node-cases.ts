@@ -141,22 +141,23 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
       const [a, b] = nodes as [TestApp, TestApp];
       const created = await a.request('POST', '/api/streams/films/entries', { id: 1, title: 'one', year: 1 });
       const etag = created.headers.etag as string;
-      // B writes between A's read and A's write (A's write is held at the server).
-      env.delay('replaceOne', 40);
+      const server = env.standIn!;
+      const arrived = (n: number) => eventually(async () => expect(server.ops.get('replaceOne') ?? 0).toBe(n));
+      // B writes between A's read and A's write: A's write is held at the server until then.
+      let release = server.hold('replaceOne');
       const put = a.request('PUT', '/api/streams/films/entries/1', { title: 'from A' }, { 'if-match': etag });
-      await new Promise((r) => setTimeout(r, 10));
-      env.delay('replaceOne', 0);
-      env.delay('findOneAndUpdate', 0);
+      await arrived(1);
       const patched = await b.request('PATCH', '/api/streams/films/entries/1', { year: 2 });
       expect(patched.status).toBe(200);
+      release();
       expect((await put).status).toBe(412);
       expect((await env.stored('films'))[0]).toMatchObject({ title: 'one', year: 2 });
       // Without If-Match a lost race is a 409, and nothing is written either.
-      env.delay('replaceOne', 40);
+      release = server.hold('replaceOne');
       const put2 = a.request('PUT', '/api/streams/films/entries/1', { title: 'blind' });
-      await new Promise((r) => setTimeout(r, 10));
-      env.delay('replaceOne', 0);
+      await arrived(2);
       expect((await b.request('PATCH', '/api/streams/films/entries/1', { year: 3 })).status).toBe(200);
+      release();
       const lost = await put2;
       expect(lost.status).toBe(409);
       expect(lost.json.errors[0].message).toMatch(/changed by another request/);
