@@ -299,8 +299,12 @@ export class MongoSource implements Source {
         if (revision === undefined) return (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
         // Only the version the request was decided on (its hooks saw that one).
         const deleted = (await this.collection.deleteOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>)).deletedCount > 0;
-        if (!deleted) throw new StaleWriteError(key, intent?.precondition, false);
-        return true;
+        if (deleted) return true;
+        // Lost a race: deleted by another request already (nothing to do: false, a 404), or
+        // changed since it was read (409, or 412 with If-Match). Only this case reads again.
+        const still = await this.collection.findOne({ _id: id }, { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS });
+        if (!still && !intent?.precondition) return false;
+        throw new StaleWriteError(key, intent?.precondition, false);
       }),
     );
   }

@@ -69,7 +69,7 @@ export class StaleWriteError extends AppError {
         ? 'The entry has changed since that version was read (If-Match); read it again and retry.'
         : gone
           ? `The entry ${JSON.stringify(key)} was deleted by another request while this one was applied; nothing was written.`
-          : `The entry ${JSON.stringify(key)} was changed by another request while this one was applied; read it again and retry.`,
+          : `The entry ${JSON.stringify(key)} was changed or deleted by another request while this one was applied; nothing was written: read it again and retry.`,
     );
     this.name = 'StaleWriteError';
   }

@@ -121,6 +121,18 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
       expect(outcomes.size).toBeGreaterThan(0);
     });
 
+    it(`${label} DELETE racing DELETE: one 204, one 404, the entry gone`, async () => {
+      const env = await backend().start(2, { streams });
+      const [a, b] = env.nodes as [TestApp, TestApp];
+      env.delay('findOne', 10); // both read the entry before either deletes
+      for (let key = 1; key <= 5; key++) {
+        expect((await a.request('POST', '/api/streams/films/entries', { id: key, title: 'x' })).status).toBe(201);
+        const replies = await Promise.all([a.request('DELETE', `/api/streams/films/entries/${key}`), b.request('DELETE', `/api/streams/films/entries/${key}`)]);
+        expect(replies.map((r) => r.status).sort()).toEqual([204, 404]);
+        expect((await env.stored('films')).some((d) => d._id === key)).toBe(false);
+      }
+    });
+
     it(`${label} unique values racing on two nodes (a unique rule, not unique: true): exactly one stored`, async () => {
       const env = await backend().start(2, { streams });
       const nodes = env.nodes;
@@ -160,7 +172,7 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
       release();
       const lost = await put2;
       expect(lost.status).toBe(409);
-      expect(lost.json.errors[0].message).toMatch(/changed by another request/);
+      expect(lost.json.errors[0].message).toMatch(/changed or deleted by another request/);
       expect((await env.stored('films'))[0]).toMatchObject({ title: 'one', year: 3 });
     });
 
