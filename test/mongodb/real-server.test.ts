@@ -13,6 +13,7 @@ import { buildFilter } from '../../plugins/mongodb/criteria.js';
 import { toDocument } from '../../plugins/mongodb/documents.js';
 import { matchesWhere, type WhereClause } from '../../plugins/sources/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { casesFor, clause, fixtures, KEY } from './filter-pool.js';
 import { twoNodeCases, type TwoNodeBackend } from './two-node-cases.js';
 
@@ -81,6 +82,27 @@ const backend: TwoNodeBackend = {
 if (url) {
   twoNodeCases(() => backend);
 }
+
+describe(`failover ${REAL}`, () => {
+  it.skipIf(!url)(`${REAL} the primary steps down: every request answers in time (200, or 503 with Retry-After, never 500) and writes work again`, async () => {
+    const streams = { films: { config: { source: { type: 'database' } }, fields: { id: 'integer', title: 'string' } } };
+    const env = await backend.start(2, { streams });
+    const [a, b] = env.nodes as [TestApp, TestApp];
+    expect((await a.request('POST', '/api/streams/films/entries', { id: 1, title: 'one' })).status).toBe(201);
+    // A one-member set has no other member to elect: the step-down is refused and the case
+    // degenerates to "nothing breaks" (the command's connection may also be dropped: expected).
+    await client!.db('admin').command({ replSetStepDown: 10, secondaryCatchUpPeriodSecs: 5 }).catch(() => undefined);
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const reply = await (i % 2 ? a : b).request('PATCH', '/api/streams/films/entries/1', { title: `t${i}` });
+      statuses.push(reply.status);
+      if (reply.status === 503) expect(reply.headers['retry-after']).toBe('2');
+    }
+    expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+    await eventually(async () => expect((await a.request('PATCH', '/api/streams/films/entries/1', { title: 'after' })).status).toBe(200), 30_000);
+    expect((await env.stored('films'))[0]).toMatchObject({ title: 'after' });
+  }, 60_000);
+});
 
 describe(`filter pool ${REAL}: the server selects exactly what the in-memory engine selects`, () => {
   it.skipIf(!url)(`${REAL} every operator on every edge value, and combined clauses`, async () => {
