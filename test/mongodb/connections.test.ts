@@ -7,7 +7,7 @@ import { MongoSource } from '../../plugins/mongodb/source.js';
 import { contractDefinition } from '../sources/contract.js';
 import { capturingLogger, FAST_OPTIONS, mongoConfig, UNREACHABLE_URL, waitFor } from './helpers.js';
 
-describe('mongodb connections', () => {
+describe('mongodb connections (no server: an unreachable URL, the real driver)', () => {
   const open: MongoConnections[] = [];
   afterEach(async () => {
     for (const c of open.splice(0)) await c.close();

@@ -9,7 +9,7 @@ import { MongoConnections } from '../../plugins/mongodb/index.js';
 import { field, makeDefinition } from '../sources/definitions.js';
 import { capturingLogger, mongoConfig } from './helpers.js';
 
-describe('mongodb documents', () => {
+describe('mongodb documents, error mapping and definition checks (no server)', () => {
   it('stores the key as _id typed by the key field; 4 and "4" name the same entry', () => {
     const integer = makeDefinition('a', { fields: [field('id', 'integer')] });
     const text = makeDefinition('b', { fields: [field('slug', 'slug')], keyName: 'slug' });

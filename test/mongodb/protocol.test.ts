@@ -45,7 +45,7 @@ describe(`unique indexes ${ON_STAND_IN}`, () => {
     expect(server.collections.get('people')!.docs).toHaveLength(1);
   });
 
-  it('a unique field holding several values is refused when a database definition loads', () => {
+  it('(no server) a unique field holding several values is refused when a database definition loads', () => {
     const connections = new MongoConnections(mongoConfig({ main: { url: 'mongodb://x' } }).mongodb, silentLogger, { env: {} });
     const tags = { ...field('tags', 'array'), unique: true };
     const picks = { ...field('picks', 'select', { multiple: true }), rules: ['unique'] };
@@ -59,7 +59,7 @@ describe(`unique indexes ${ON_STAND_IN}`, () => {
   });
 });
 
-describe('storage columns are not attributes', () => {
+describe('storage columns are not attributes (no server: the translation)', () => {
   it('filters and sorts on _ko, _rev (and _id when it is not the key) are a 400; the key name maps to _id', () => {
     for (const name of ['_ko', '_rev', '_rev.x', '_id']) {
       expect(() => buildFilter([{ boolean: 'and', field: name, operator: '=', value: 1 }], 'id'), name).toThrow(expect.objectContaining({ status: 400 }));
@@ -69,7 +69,7 @@ describe('storage columns are not attributes', () => {
   });
 });
 
-describe('readiness needs a primary', () => {
+describe('readiness needs a primary (no server: the topology rule)', () => {
   it('secondaries alone are not writable; a primary, a standalone server or a mongos is', () => {
     const topology = (...types: string[]) => ({ servers: new Map(types.map((t, i) => [`h${i}:27017`, { type: t }])) });
     expect(hasWritableServer(topology('RSSecondary', 'RSSecondary', 'RSArbiter'))).toBe(false);

@@ -125,7 +125,7 @@ describe('mongodb definition store: two nodes share definitions (stand-in server
   });
 });
 
-describe('mongodb source readiness', () => {
+describe('mongodb source readiness (stand-in server)', () => {
   it('opens a source that could not open at boot once its connection is back (readiness polls heal it)', async () => {
     const fake = fakeConnections();
     const connection = fake.connections.get('default') as unknown as { isReady: () => boolean; whenConnected: () => Promise<void> };
