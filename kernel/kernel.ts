@@ -109,6 +109,7 @@ export class Kernel {
       const context: PluginContext = {
         provide: (ref, service) => this.provide(name, ref, service),
         use: (ref) => this.use(name, reach, ref),
+        find: (ref) => this.providers.get(ref)?.service as never,
         container: this.container,
         config: this.config,
         options: loaded.options,

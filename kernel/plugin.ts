@@ -20,6 +20,12 @@ export interface PluginContext<Options = Record<string, unknown>> {
    */
   use<T>(ref: ServiceRef<T>): T;
   /**
+   * An optional service: the one a loaded plugin provides, or undefined when none does. No
+   * ordering comes with it (it is not in `requires`), so look it up when it is needed, not
+   * in `register`.
+   */
+  find<T>(ref: ServiceRef<T>): T | undefined;
+  /**
    * The kernel's tsyringe container, for code written before service references
    * (`container.resolve(TOKEN)` still works: a reference is that token). Prefer `use`.
    */

@@ -151,13 +151,17 @@ export class EntriesServiceImpl implements EntriesService {
     const keyName = keyNameOf(definition);
     return this.tracked(() =>
       this.locks.run(this.lockId(stream, key), async () => {
-        await source.refresh?.(key);
-        const existing = await source.get(key);
-        checkCondition(condition, existing);
-        if (existing) {
-          throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
+        // A store shared by several processes refuses an existing key itself (insert-only,
+        // the same 409): reading first would only add a round trip and decide nothing.
+        if (!source.capabilities.atomicWrites || condition) {
+          await source.refresh?.(key);
+          const existing = await source.get(key);
+          checkCondition(condition, existing);
+          if (existing) {
+            throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
+          }
         }
-        return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined);
+        return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined, false);
       }),
     );
   }
@@ -191,7 +195,7 @@ export class EntriesServiceImpl implements EntriesService {
         checkCondition(condition, existing);
         // The URL segment is the key (decisions: set on the payload as the entry key).
         const payload = { ...input, [keyName]: key };
-        const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing);
+        const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing, condition?.ifMatch !== undefined);
         return { entry, created: !existing };
       }),
     );
@@ -210,7 +214,8 @@ export class EntriesServiceImpl implements EntriesService {
         if (!existing) return false;
         const payload: EntryHookPayload = { stream, key, entry: { ...existing }, original: existing };
         await runVetoHook(this.deps.hooks, 'entry.deleting', payload);
-        const removed = await source.delete(key);
+        // Applied only to the version read above where the store is shared (WriteIntent).
+        const removed = await source.delete(key, { mode: 'delete', previous: existing, precondition: condition?.ifMatch !== undefined });
         await runAfterHook(this.deps.hooks, 'entry.deleted', { ...payload, origin: 'api' }, (e) => this.hookFailed('entry.deleted', e));
         return removed;
       }),
@@ -256,7 +261,7 @@ export class EntriesServiceImpl implements EntriesService {
     return this.uniqueWrites.run(definition.id, () => this.writeEntry(...args));
   }
 
-  private async writeEntry(...[definition, source, mode, key, input, existing]: WriteArgs): Promise<EntryAttributes> {
+  private async writeEntry(...[definition, source, mode, key, input, existing, precondition]: WriteArgs): Promise<EntryAttributes> {
     const keyName = keyNameOf(definition);
     const prepared = await this.deps.fields().prepare(definition, input, { mode, existing, key, lookup: this.lookup });
     const entry: EntryAttributes = mode === 'patch' && existing ? { ...existing, ...prepared } : { ...prepared };
@@ -267,7 +272,8 @@ export class EntriesServiceImpl implements EntriesService {
     await runVetoHook(hooks, existing ? 'entry.updating' : 'entry.creating', payload);
     // A listener may have changed the attributes, never the key.
     const stored: Entry = { ...payload.entry, [keyName]: key };
-    await source.put(key, stored);
+    // The intent lets a shared store apply the write to the version it was decided on (WriteIntent).
+    const saved = await source.put(key, stored, { mode, previous: existing, precondition });
     if (typeof key === 'number' && Number.isInteger(key)) {
       const counter = this.counters.get(source);
       if (counter !== undefined && key > counter) this.counters.set(source, key);
@@ -276,7 +282,7 @@ export class EntriesServiceImpl implements EntriesService {
     await runAfterHook(hooks, existing ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
     await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
     // Hand back the stored object itself so its serialized JSON is cached by identity.
-    return (await source.get(key)) ?? stored;
+    return saved ?? (await source.get(key)) ?? stored;
   }
 
   /**
@@ -478,7 +484,7 @@ function rejectOperatorObjects(value: unknown): void {
   else check(value);
 }
 
-type WriteArgs = [definition: StreamDefinition, source: Source, mode: WriteMode, key: EntryKey, input: EntryAttributes, existing: Entry | undefined];
+type WriteArgs = [definition: StreamDefinition, source: Source, mode: WriteMode, key: EntryKey, input: EntryAttributes, existing: Entry | undefined, precondition: boolean];
 
 const uniqueStreams = new WeakMap<StreamDefinition, boolean>();
 

@@ -6,19 +6,55 @@ import type { MongoConnectionConfig } from './settings.js';
 const CONNECTION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
- * Defaults under the user's `options`: acknowledged writes must survive a primary
- * failover (majority + journal), and reads never return data that could be rolled
- * back (majority). A short server selection keeps requests from hanging 30 s when the
- * replica set is gone; the background retry loop handles reconnection.
+ * Plugin defaults (docs/mongodb.md "Timeouts"), under what the connection string and the
+ * connection's `options` say: acknowledged writes must survive a primary failover
+ * (majority + journal), and reads never return data that could be rolled back
+ * (majority). Nothing waits unbounded: server selection (no primary), a free pooled
+ * connection and the majority acknowledgement each give up after a few seconds, and the
+ * request answers 503 with Retry-After; the background retry loop handles reconnection.
+ * Flat options (`w`, `journal`, `wtimeoutMS`, `readConcernLevel`) so each can be
+ * overridden alone by the same option in the connection string.
  */
 export const DEFAULT_CLIENT_OPTIONS: MongoClientOptions = {
   appName: 'streams-kernel',
   retryWrites: true,
   retryReads: true,
-  writeConcern: { w: 'majority', journal: true },
-  readConcern: { level: 'majority' },
+  w: 'majority',
+  journal: true,
+  wtimeoutMS: 10_000,
+  readConcernLevel: 'majority',
   serverSelectionTimeoutMS: 5000,
+  waitQueueTimeoutMS: 5000,
 };
+
+/** Connection-string spellings (lower case) of each default, aliases included. */
+const URL_NAMES: Record<string, string[]> = {
+  w: ['w'],
+  journal: ['journal', 'j'],
+  wtimeoutMS: ['wtimeoutms', 'wtimeout'],
+  readConcernLevel: ['readconcernlevel'],
+};
+
+/**
+ * The plugin defaults minus every option the connection string sets itself: the driver
+ * lets an options object win over the string, so a default passed along would silently
+ * override what the operator wrote in the URL. A connection's `options` object (config)
+ * still wins over both, as in the driver.
+ */
+export function defaultsUnder(url: string, configured: MongoClientOptions | undefined): MongoClientOptions {
+  const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  const inUrl = new Set([...new URLSearchParams(query).keys()].map((k) => k.toLowerCase()));
+  const defaults: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(DEFAULT_CLIENT_OPTIONS)) {
+    const spellings = URL_NAMES[name] ?? [name.toLowerCase()];
+    if (spellings.some((s) => inUrl.has(s))) continue;
+    defaults[name] = value;
+  }
+  // An options object naming a whole write or read concern replaces the flat defaults.
+  if (configured?.writeConcern !== undefined) for (const name of ['w', 'journal', 'wtimeoutMS']) delete defaults[name];
+  if (configured?.readConcern !== undefined) delete defaults.readConcernLevel;
+  return defaults as MongoClientOptions;
+}
 
 export interface RetryPolicy {
   /** First delay after a failed connect. */
@@ -34,7 +70,19 @@ export class DatabaseUnavailableError extends AppError {
   constructor(connection: string) {
     super(503, `The database connection "${connection}" is not available; retry later.`);
     this.name = 'DatabaseUnavailableError';
+    this.headers = [['Retry-After', '2']];
   }
+}
+
+/**
+ * A primary (or a standalone server, a mongos, a load balancer) is selectable: writes can
+ * go through. Data-bearing secondaries alone are not enough for a node to be ready.
+ */
+export function hasWritableServer(description: { servers: Map<string, { type: string }> }): boolean {
+  for (const server of description.servers.values()) {
+    if (server.type === 'RSPrimary' || server.type === 'Standalone' || server.type === 'Mongos' || server.type === 'LoadBalancer') return true;
+  }
+  return false;
 }
 
 /**
@@ -46,7 +94,7 @@ export class MongoConnection {
   readonly client: MongoClient;
   readonly db: Db;
   private connected = false;
-  private dataBearing = false;
+  private writable = false;
   private closed = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -65,13 +113,14 @@ export class MongoConnection {
     options: MongoClientOptions,
     private readonly logger: Logger,
     private readonly retry: RetryPolicy,
+    driver?: MongoDriver,
   ) {
-    this.client = new MongoClient(url, options);
+    this.client = driver ? driver(url, options) : new MongoClient(url, options);
     this.db = this.client.db(database);
     // Readiness follows the driver's own view of the topology (heartbeats), so /readyz
-    // turns false when the replica set is lost and true again when it comes back.
+    // turns false while no primary is reachable and true again when one is elected.
     this.client.on('topologyDescriptionChanged', (event: TopologyDescriptionChangedEvent) => {
-      this.dataBearing = event.newDescription.hasDataBearingServers;
+      this.writable = hasWritableServer(event.newDescription);
     });
   }
 
@@ -93,9 +142,9 @@ export class MongoConnection {
     return this.users === 0 ? this.close() : Promise.resolve();
   }
 
-  /** Connected once and the driver currently sees a server holding data. */
+  /** Connected once and the driver currently sees a primary (writes can go through). */
   isReady(): boolean {
-    return this.connected && this.dataBearing && !this.closed;
+    return this.connected && this.writable && !this.closed;
   }
 
   /** Start connecting (idempotent); failures are logged and retried with backoff. */
@@ -133,7 +182,8 @@ export class MongoConnection {
         await this.client.connect();
         await this.db.command({ ping: 1 });
         this.connected = true;
-        this.dataBearing = true;
+        // The ping was selected with read preference primary: a primary answered.
+        this.writable = true;
         this.logger.info({ connection: this.name, database: this.database, attempt: this.attempt }, 'mongodb connected');
         for (const wake of [...this.waiters]) wake();
         return;
@@ -164,7 +214,12 @@ export class MongoConnection {
   }
 }
 
+/** Makes the client of a connection (MONGODB_DRIVER); default `new MongoClient(url, options)`. */
+export type MongoDriver = (url: string, options: MongoClientOptions) => MongoClient;
+
 export interface ConnectionsOptions {
+  /** Asked when a connection is first used (a plugin may register one after this plugin's register). */
+  driver?: () => MongoDriver | undefined;
   retry?: Partial<RetryPolicy>;
   /** Options forced over every connection's (tests: a short serverSelectionTimeoutMS). */
   clientOverrides?: MongoClientOptions;
@@ -209,7 +264,11 @@ export class MongoConnections {
     return {
       url,
       database: configured?.database ?? 'streams',
-      options: { ...DEFAULT_CLIENT_OPTIONS, ...(configured?.options as MongoClientOptions | undefined), ...this.options.clientOverrides },
+      options: {
+        ...defaultsUnder(url, configured?.options as MongoClientOptions | undefined),
+        ...(configured?.options as MongoClientOptions | undefined),
+        ...this.options.clientOverrides,
+      },
     };
   }
 
@@ -218,7 +277,7 @@ export class MongoConnections {
     let connection = this.open.get(name);
     if (!connection) {
       const { url, database, options } = this.settings(name);
-      connection = new MongoConnection(name, database, url, options, this.logger, this.retry);
+      connection = new MongoConnection(name, database, url, options, this.logger, this.retry, this.options.driver?.());
       this.open.set(name, connection);
       connection.open();
     }

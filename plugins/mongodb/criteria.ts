@@ -1,7 +1,7 @@
 import type { Document, Filter, Sort } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
 import { likePatternBody, type OrderClause, type WhereClause } from '../sources/index.js';
-import { KEY_ORDER_FIELD } from './documents.js';
+import { KEY_ORDER_FIELD, RESERVED_FIELDS } from './documents.js';
 import { requireFieldName, requireList, requireScalar, type Scalar } from './values.js';
 
 /**
@@ -30,6 +30,12 @@ const NEVER: Filter<Document> = { _id: { $exists: false } };
 export function fieldPath(keyName: string, field: string): string {
   const name = requireFieldName(field);
   if (name === keyName) return '_id';
+  // Storage columns (`_id`, `_ko`, `_rev`) are not attributes: filtering or sorting on
+  // them would expose (and depend on) how entries are stored.
+  const head = name.split('.')[0]!;
+  if (RESERVED_FIELDS.has(head) && head !== keyName) {
+    throw new BadRequestError(`The field "${head}" is internal to the database source and cannot be filtered or sorted on.`, { field: name, rule: 'field' });
+  }
   if (name.startsWith(`${keyName}.`)) return `_id${name.slice(keyName.length)}`;
   return name;
 }
@@ -91,9 +97,28 @@ function comparable(value: Scalar): value is string | number | boolean {
   return value !== null;
 }
 
+/**
+ * The server runs LIKE as a PCRE2 regex, a backtracking engine: `%` runs are `.*`, and k
+ * of them can cost up to n^k steps on an n-character value. Patterns are capped (and
+ * every query carries maxTimeMS), so no request can hold the server.
+ */
+export const MAX_LIKE_LENGTH = 256;
+export const MAX_LIKE_WILDCARDS = 16;
+
+function requireLikePattern(pattern: string, field: string): string {
+  if (pattern.length > MAX_LIKE_LENGTH) {
+    throw new BadRequestError(`The LIKE pattern for [${field}] must be at most ${MAX_LIKE_LENGTH} characters on a database stream.`, { field, rule: 'filter' });
+  }
+  const runs = pattern.replace(/\\[\s\S]/g, '').match(/%+/g)?.length ?? 0;
+  if (runs > MAX_LIKE_WILDCARDS) {
+    throw new BadRequestError(`The LIKE pattern for [${field}] may hold at most ${MAX_LIKE_WILDCARDS} runs of % on a database stream.`, { field, rule: 'filter' });
+  }
+  return pattern;
+}
+
 function like(path: string, value: unknown, field: string, operator: string): Filter<Document> {
   const scalar = value === undefined ? null : requireScalar(value, field, operator);
-  const pattern = scalar === null ? '' : String(scalar);
+  const pattern = requireLikePattern(scalar === null ? '' : String(scalar), field);
   return guarded(path, { [path]: { $regex: likeToRegexSource(pattern), $options: LIKE_OPTIONS } }, false);
 }
 

@@ -3,6 +3,7 @@ import type { DefinitionProblem, StreamDefinition } from '../streams/index.js';
 import { collectionProblem } from './collection-name.js';
 import type { MongoConnections } from './connections.js';
 import { RESERVED_FIELDS } from './documents.js';
+import { holdsMany, uniqueFields } from './indexes.js';
 
 /**
  * Settings of a `database` stream checked when its definition is loaded or written, so
@@ -32,5 +33,13 @@ export function checkDatabaseSource(definition: StreamDefinition, connections: M
       problems.push({ path: `/fields/${index}`, message: `the field "${field.handle}" is reserved by the database source` });
     }
   });
+  for (const field of uniqueFields(definition)) {
+    if (!holdsMany(field)) continue;
+    const index = definition.fields.indexOf(field);
+    problems.push({
+      path: `/fields/${index}`,
+      message: `the field "${field.handle}" holds several values (${field.type}${field.config.multiple === true ? ', multiple' : ''}): a database stream cannot keep such values unique across nodes; remove "unique"`,
+    });
+  }
   return problems;
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeStream, ChangeStreamDocument, Collection } from 'mongodb';
-import type { Logger } from '../../kernel/index.js';
+import type { ChangeStream, ChangeStreamDocument, Collection, ResumeToken } from 'mongodb';
+import { AppError, type Logger } from '../../kernel/index.js';
 import type { DefinitionStore } from '../streams/index.js';
 import type { MongoConnection } from './connections.js';
+import { isDuplicateKey, isTransient, mapMongoError } from './errors.js';
 
 /**
  * A definition as stored: the raw JSON as text (definitions carry keys such as
@@ -22,24 +23,59 @@ export interface DefinitionStoreOptions {
   pollIntervalMs: number;
   /** How long boot waits for the database before starting with no definitions. */
   connectWaitMs: number;
+  /** First delay before re-opening a failed change stream or retrying a failed reload (doubles). */
+  retryInitialMs?: number;
+  /** Upper bound of that backoff; also how often a polling node tries the change stream again. */
+  retryMaxMs?: number;
 }
+
+/** Server codes: the change stream cannot continue from its token (history lost, fatal). */
+const HISTORY_LOST = new Set([286, 280, 260]);
+/** Change streams need a replica set or sharded cluster (40573), or are not allowed here. */
+const UNSUPPORTED = new Set([40573, 40324, 115, 20]);
+/** Longest a read of the definitions may run on the server (a few small documents). */
+const READ_TIME_LIMIT_MS = 10_000;
+/** A failed reload of one definition is retried this many times before it waits for the next change. */
+const RELOAD_ATTEMPTS = 6;
+
+type Item = { raw: Record<string, unknown>; id: string };
 
 /**
  * The meta-stream in MongoDB (`streams.source: {type: "database"}`): N nodes share one
- * set of definitions. A node learns about changes made by another node through a change
- * stream (replica sets and sharded clusters), else by polling the versions every
- * `streams.poll_interval_ms`. Its own writes are not echoed back (versions match).
+ * set of definitions (docs/mongodb.md "Shared stream definitions").
+ * - Writes are decided in the database: a create is insert-only, an update applies only
+ *   over the version this node serves (`{_id, version}`); otherwise 409.
+ * - A node follows the others through a change stream with its resume token: an error
+ *   re-opens it with backoff from that token; an invalidate, a drop or a lost history
+ *   (286, 280) does a full comparison and watches afresh. Without change streams
+ *   (standalone server) it polls, and tries the change stream again every `retryMaxMs`.
+ * - `known` holds the version of each definition the registry serves (set by `load`,
+ *   `loadAll` and `save`, never by an event), so a change whose reload failed is not
+ *   mistaken for an echo: the reload is retried with backoff, and the next comparison
+ *   announces it again.
  */
 export class MongoDefinitionStore implements DefinitionStore {
-  /** Version of every definition this node knows, to tell real changes from echoes. */
   private readonly known = new Map<string, string>();
-  private onChange: ((id: string) => void) | undefined;
+  /**
+   * Versions this node is writing or wrote: their change events are echoes even when one
+   * arrives before the write's own reply (another connection). Bounded (oldest dropped).
+   */
+  private readonly ownVersions = new Set<string>();
+  private onChange: ((id: string) => Promise<void> | void) | undefined;
   private changeStream: ChangeStream<DefinitionDocument> | undefined;
+  private resumeToken: ResumeToken | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private streamFailures = 0;
   private polling = false;
+  private pollAgain = false;
   private closed = false;
   /** Boot found the database unreachable: everything is announced once it is back. */
   private missedBoot = false;
+  /** How the node follows the others now (for logs and tests). */
+  mode: 'idle' | 'stream' | 'polling' = 'idle';
+  private readonly retryInitialMs: number;
+  private readonly retryMaxMs: number;
 
   constructor(
     private readonly connection: MongoConnection,
@@ -47,6 +83,8 @@ export class MongoDefinitionStore implements DefinitionStore {
     private readonly logger: Logger,
   ) {
     connection.acquire();
+    this.retryInitialMs = options.retryInitialMs ?? 200;
+    this.retryMaxMs = options.retryMaxMs ?? 30_000;
   }
 
   private get collection(): Collection<DefinitionDocument> {
@@ -64,7 +102,7 @@ export class MongoDefinitionStore implements DefinitionStore {
     return undefined;
   }
 
-  async loadAll(): Promise<Array<{ raw: Record<string, unknown>; id?: string }>> {
+  async loadAll(): Promise<Item[]> {
     try {
       await this.connection.whenConnected(this.options.connectWaitMs);
     } catch {
@@ -80,8 +118,8 @@ export class MongoDefinitionStore implements DefinitionStore {
       }
       throw new Error(`stream definitions cannot be read: the database connection "${this.connection.name}" is unavailable`);
     }
-    const documents = await this.collection.find({}).toArray();
-    const items: Array<{ raw: Record<string, unknown>; id: string }> = [];
+    const documents = await this.collection.find({}, { maxTimeMS: READ_TIME_LIMIT_MS }).toArray();
+    const items: Item[] = [];
     for (const document of documents) {
       const raw = this.parse(document);
       if (!raw) continue;
@@ -91,25 +129,58 @@ export class MongoDefinitionStore implements DefinitionStore {
     return items;
   }
 
+  /** One definition as stored now; from here on the registry serves this version. */
+  async load(id: string): Promise<Item | undefined> {
+    const document = await this.collection.findOne({ _id: id }, { maxTimeMS: READ_TIME_LIMIT_MS });
+    if (!document) {
+      this.known.delete(id);
+      return undefined;
+    }
+    const raw = this.parse(document);
+    if (!raw) return undefined;
+    this.known.set(id, document.version);
+    return { raw, id };
+  }
+
+  /**
+   * Decided in the database: a definition this node does not serve is inserted (another
+   * node's create of the same id wins: 409), one it serves is replaced only over the
+   * version it serves (another node's change in between: 409, the watcher brings it).
+   */
   async save(id: string, raw: Record<string, unknown>): Promise<undefined> {
     const version = randomUUID();
-    const body = { ...raw, id };
-    await this.collection.updateOne(
-      { _id: id },
-      { $set: { json: JSON.stringify(body), version }, $currentDate: { updated_at: true } },
-      { upsert: true },
-    );
+    const json = JSON.stringify({ ...raw, id });
+    const served = this.known.get(id);
+    this.ownVersions.add(version);
+    if (this.ownVersions.size > 1000) this.ownVersions.delete(this.ownVersions.values().next().value!);
+    try {
+      if (served === undefined) {
+        await this.collection.insertOne({ _id: id, json, version, updated_at: new Date() });
+      } else {
+        const result = await this.collection.updateOne({ _id: id, version: served }, { $set: { json, version }, $currentDate: { updated_at: true } });
+        if (result.matchedCount === 0) {
+          throw new AppError(409, `Stream [${id}] was changed or deleted on another node meanwhile; read it again and retry.`);
+        }
+      }
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new AppError(409, `Stream [${id}] was created on another node meanwhile; read it and retry.`);
+      throw mapMongoError(error, this.connection.name, 'id');
+    }
     this.known.set(id, version);
     return undefined;
   }
 
   async remove(id: string): Promise<boolean> {
     this.known.delete(id);
-    const result = await this.collection.deleteOne({ _id: id });
-    return result.deletedCount > 0;
+    try {
+      const result = await this.collection.deleteOne({ _id: id });
+      return result.deletedCount > 0;
+    } catch (error) {
+      throw mapMongoError(error, this.connection.name, 'id');
+    }
   }
 
-  async watch(onChange: (id: string) => void): Promise<void> {
+  async watch(onChange: (id: string) => Promise<void> | void): Promise<void> {
     this.onChange = onChange;
     // Never block boot: watching starts once the connection is up.
     void this.connection
@@ -120,27 +191,97 @@ export class MongoDefinitionStore implements DefinitionStore {
       });
   }
 
-  private async startWatching(): Promise<void> {
-    if (this.closed) return;
+  /** Open the change stream (resuming from the last token when there is one). */
+  private startWatching(): void {
+    if (this.closed || this.changeStream) return;
+    const resuming = this.resumeToken !== undefined;
+    let stream: ChangeStream<DefinitionDocument>;
     try {
-      const stream = this.collection.watch<DefinitionDocument, ChangeStreamDocument<DefinitionDocument>>([], { fullDocument: 'updateLookup' });
-      stream.on('change', (change) => this.onStreamChange(change));
-      stream.on('error', (error: Error) => {
+      stream = this.collection.watch<DefinitionDocument, ChangeStreamDocument<DefinitionDocument>>([], {
+        fullDocument: 'updateLookup',
+        ...(resuming ? { resumeAfter: this.resumeToken } : {}),
+      });
+    } catch (error) {
+      this.streamEnded(undefined, error as Error);
+      return;
+    }
+    this.changeStream = stream;
+    let opened = false;
+    const started = (): void => {
+      if (opened || this.changeStream !== stream) return;
+      opened = true;
+      this.streamFailures = 0;
+      if (this.mode === 'polling') this.logger.info({ collection: this.options.collection }, 'change stream available again for stream definitions: polling stopped');
+      this.stopPolling();
+      this.mode = 'stream';
+      // Changes made before the stream started (boot, an outage without a token, after a
+      // full reload): compare everything once.
+      if (!resuming) void this.poll();
+    };
+    stream.on('init', started);
+    stream.on('resumeTokenChanged', started);
+    stream.on('change', (change) => {
+      started();
+      this.resumeToken = change._id;
+      this.onStreamChange(change);
+    });
+    stream.on('error', (error: Error) => this.streamEnded(stream, error));
+    stream.on('close', () => this.streamEnded(stream, undefined));
+    stream.on('end', () => this.streamEnded(stream, undefined));
+    // Also compare now: a server that reports no resume token at the start (before 4.0.7)
+    // never calls `started` until a change; comparing twice costs one small read.
+    if (!resuming) void this.poll();
+  }
+
+  /** The change stream stopped: decide how to follow the others from here. */
+  private streamEnded(stream: ChangeStream<DefinitionDocument> | undefined, error: Error | undefined): void {
+    if (this.closed || (stream && this.changeStream !== stream)) return;
+    this.changeStream = undefined;
+    if (stream) void stream.close().catch(() => undefined);
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const numeric = typeof code === 'number' ? code : undefined;
+    const labels = (error as { errorLabels?: unknown } | undefined)?.errorLabels;
+    if (error && numeric !== undefined && UNSUPPORTED.has(numeric)) {
+      // A standalone server: poll, and try the change stream again from time to time.
+      this.resumeToken = undefined;
+      if (this.mode !== 'polling') {
         this.logger.info(
-          { err: { message: error.message }, intervalMs: this.options.pollIntervalMs },
+          { err: { message: error.message, code: numeric }, intervalMs: this.options.pollIntervalMs },
           'change streams unavailable for stream definitions (a standalone server?): polling instead',
         );
-        void stream.close().catch(() => undefined);
-        if (this.changeStream === stream) this.changeStream = undefined;
-        this.startPolling();
-      });
-      this.changeStream = stream;
-    } catch (error) {
-      this.logger.info({ err: { message: (error as Error).message } }, 'change streams unavailable: polling stream definitions');
+      }
       this.startPolling();
+      this.scheduleStream(this.retryMaxMs);
+      return;
     }
-    // Changes made between loadAll and the first event (or while unreachable at boot).
-    await this.poll();
+    if (!error || (numeric !== undefined && HISTORY_LOST.has(numeric)) || (Array.isArray(labels) && labels.includes('NonResumableChangeStreamError'))) {
+      // Invalidated (drop, rename), ended, or the history no longer holds the token: the
+      // token is useless. Compare everything and watch afresh.
+      if (error) this.logger.warn({ err: { message: error.message, code: numeric } }, 'the change stream of stream definitions cannot resume: full reload, then watching again');
+      this.resumeToken = undefined;
+      void this.poll();
+      this.scheduleStream(error ? this.retryInitialMs : 0);
+      return;
+    }
+    // Anything else (network, no primary, failover): resume from the token, with backoff;
+    // poll meanwhile so a long outage of the stream alone does not hide changes.
+    this.streamFailures += 1;
+    const delay = Math.min(this.retryMaxMs, this.retryInitialMs * 2 ** Math.min(this.streamFailures - 1, 16));
+    this.logger.warn(
+      { err: { message: error.message, code: numeric }, retryInMs: delay, transient: isTransient(error) },
+      'the change stream of stream definitions failed; resuming from its token',
+    );
+    if (this.streamFailures > 1) this.startPolling();
+    this.scheduleStream(delay);
+  }
+
+  private scheduleStream(delayMs: number): void {
+    if (this.closed || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.startWatching();
+    }, delayMs);
+    this.retryTimer.unref();
   }
 
   private onStreamChange(change: ChangeStreamDocument<DefinitionDocument>): void {
@@ -150,56 +291,81 @@ export class MongoDefinitionStore implements DefinitionStore {
       case 'replace': {
         const id = change.documentKey._id;
         const version = change.fullDocument?.version;
-        if (version !== undefined && this.known.get(id) === version) return; // our own write
-        if (version !== undefined) this.known.set(id, version);
-        else this.known.delete(id);
-        this.onChange?.(id);
+        if (version !== undefined && (this.known.get(id) === version || this.ownVersions.delete(version))) return; // our own write
+        void this.announce(id);
         return;
       }
       case 'delete': {
         const id = change.documentKey._id;
         if (!this.known.has(id)) return; // our own delete
-        this.known.delete(id);
-        this.onChange?.(id);
+        void this.announce(id);
         return;
       }
       default:
-        // drop, rename, invalidate: compare everything.
+        // drop, rename, dropDatabase, invalidate: compare everything (an invalidate
+        // then ends the stream, which watches afresh).
         void this.poll();
     }
   }
 
+  /** Tell the registry; a failed reload is retried with backoff (it may be transient). */
+  private announce(id: string, attempt = 1): Promise<void> {
+    if (this.closed || !this.onChange) return Promise.resolve();
+    let result: Promise<void> | void;
+    try {
+      result = this.onChange(id);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    return Promise.resolve(result).catch((error: unknown) => {
+      if (this.closed) return;
+      if (attempt >= RELOAD_ATTEMPTS) {
+        this.logger.error({ id, err: { message: (error as Error).message } }, `reloading stream definition [${id}] failed ${attempt} times; it is retried at the next change or comparison`);
+        return;
+      }
+      const delay = Math.min(this.retryMaxMs, this.retryInitialMs * 2 ** (attempt - 1));
+      setTimeout(() => void this.announce(id, attempt + 1), delay).unref();
+    });
+  }
+
   private startPolling(): void {
+    this.mode = this.changeStream ? this.mode : 'polling';
     if (this.pollTimer || this.closed) return;
     this.pollTimer = setInterval(() => void this.poll(), this.options.pollIntervalMs);
     this.pollTimer.unref();
   }
 
-  /** Compare stored versions with the known ones and announce every difference. */
+  private stopPolling(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+
+  /** Compare stored versions with the served ones and announce every difference. */
   async poll(): Promise<void> {
-    if (this.polling || this.closed || !this.connection.isReady()) return;
+    if (this.closed || !this.connection.isReady()) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
     this.polling = true;
     try {
-      const stored = await this.collection.find({}).toArray();
-      const seen = new Set<string>();
-      const changed = new Map<string, string | undefined>();
-      for (const document of stored) {
-        seen.add(document._id);
-        if (this.known.get(document._id) !== document.version) {
-          this.known.set(document._id, document.version);
-          changed.set(document._id, this.parentOf(document));
+      do {
+        this.pollAgain = false;
+        const stored = await this.collection.find({}, { projection: { _id: 1, version: 1, json: 1 }, maxTimeMS: READ_TIME_LIMIT_MS }).toArray();
+        const seen = new Set<string>();
+        const changed = new Map<string, string | undefined>();
+        for (const document of stored) {
+          seen.add(document._id);
+          if (this.known.get(document._id) !== document.version) changed.set(document._id, this.parentOf(document));
         }
-      }
-      for (const id of [...this.known.keys()]) {
-        if (!seen.has(id)) {
-          this.known.delete(id);
-          changed.set(id, undefined);
-        }
-      }
-      this.missedBoot = false;
-      for (const id of parentsFirst(changed)) this.onChange?.(id);
+        for (const id of this.known.keys()) if (!seen.has(id)) changed.set(id, undefined);
+        this.missedBoot = false;
+        // One at a time: a parent is served before the streams that extend it are rebuilt.
+        for (const id of parentsFirst(changed)) await this.announce(id);
+      } while (this.pollAgain && !this.closed);
     } catch (error) {
-      this.logger.warn({ err: { message: (error as Error).message } }, 'polling stream definitions failed; retrying at the next interval');
+      this.logger.warn({ err: { message: (error as Error).message } }, 'comparing stream definitions failed; retrying at the next interval');
+      this.startPolling();
     } finally {
       this.polling = false;
     }
@@ -213,10 +379,12 @@ export class MongoDefinitionStore implements DefinitionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = undefined;
-    await this.changeStream?.close().catch(() => undefined);
+    this.stopPolling();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const stream = this.changeStream;
     this.changeStream = undefined;
+    await stream?.close().catch(() => undefined);
     await this.connection.release();
   }
 }

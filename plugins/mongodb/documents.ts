@@ -13,8 +13,14 @@ import { assertSafeDocument } from './values.js';
  */
 export const KEY_ORDER_FIELD = '_ko';
 
+/**
+ * The stored revision of an entry (an integer raised by every write): replace, delete and
+ * If-Match writes apply only to the revision they were decided on (writes.ts). Never served.
+ */
+export const REVISION_FIELD = '_rev';
+
 /** Field handles a `database` stream may not declare (they are storage columns). */
-export const RESERVED_FIELDS = new Set(['_id', KEY_ORDER_FIELD]);
+export const RESERVED_FIELDS = new Set(['_id', KEY_ORDER_FIELD, REVISION_FIELD]);
 
 const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal']);
 const INTEGER_KEY = /^-?(0|[1-9]\d*)$/;
@@ -83,7 +89,7 @@ export function fromDocument(document: Document, keyName: string): Entry {
   const entry: Entry = { [keyName]: document._id };
   for (const [name, value] of Object.entries(document)) {
     // `__proto__` from a document written by another tool must not become a prototype.
-    if (name === '_id' || name === KEY_ORDER_FIELD || name === '__proto__') continue;
+    if (name === '_id' || name === KEY_ORDER_FIELD || name === REVISION_FIELD || name === '__proto__') continue;
     entry[name] = value;
   }
   return entry;

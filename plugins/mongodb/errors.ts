@@ -1,5 +1,7 @@
 import {
+  MongoError,
   MongoNetworkError,
+  MongoOperationTimeoutError,
   MongoNotConnectedError,
   MongoServerError,
   MongoServerSelectionError,
@@ -27,30 +29,73 @@ export function isDuplicateKey(error: unknown): error is MongoServerError {
 }
 
 /**
+ * Server codes of conditions that pass by themselves (a primary stepping down or being
+ * elected, a node shutting down, an operation interrupted by a replica-set change, a
+ * timeout): the request changed nothing (or, for a write concern timeout, may not have)
+ * and the client should retry. 91 ShutdownInProgress, 189 PrimarySteppedDown, 11600
+ * InterruptedAtShutdown, 11602 InterruptedDueToReplStateChange, 10107 NotWritablePrimary,
+ * 13435 NotPrimaryNoSecondaryOk, 13436 NotPrimaryOrSecondary, 6 HostUnreachable,
+ * 7 HostNotFound, 89 NetworkTimeout, 9001 SocketException, 262 ExceededTimeLimit,
+ * 64 WriteConcernFailed (wtimeout), 50 MaxTimeMSExpired.
+ */
+export const TRANSIENT_CODES = new Set([91, 189, 11600, 11602, 10107, 13435, 13436, 6, 7, 89, 9001, 262, 64, MAX_TIME_EXPIRED]);
+
+/** Seconds a client is told to wait before retrying a transient failure (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 2;
+
+function unavailable(status: 503, message: string): AppError {
+  const error = new AppError(status, message);
+  error.headers = [['Retry-After', String(RETRY_AFTER_SECONDS)]];
+  return error;
+}
+
+/** A failure that passes by itself (no primary, failover, network, timeouts). */
+export function isTransient(error: unknown): boolean {
+  if (
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoOperationTimeoutError ||
+    error instanceof MongoWriteConcernError ||
+    (error instanceof Error && error.name === 'MongoWaitQueueTimeoutError')
+  ) {
+    return true;
+  }
+  if (error instanceof MongoError) {
+    const code = typeof error.code === 'number' ? error.code : Number(error.code);
+    if (TRANSIENT_CODES.has(code)) return true;
+    if (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError')) return true;
+  }
+  return false;
+}
+
+/**
  * Driver errors to the product's errors: a duplicate on a unique index is a 409 (the
- * same element shape the `unique` rule produces), an unreachable server a 503 (nothing
- * changed, retry later). Anything else is a bug or an operator problem: 500, logged.
+ * same element shape the `unique` rule produces); every transient condition a 503 with
+ * `Retry-After` (never a 500: nothing is wrong with the request). Anything else is a bug
+ * or an operator problem: 500, logged.
  */
 export function mapMongoError(error: unknown, connection: string, keyName: string): unknown {
+  if (error instanceof DatabaseUnavailableError) {
+    error.headers ??= [['Retry-After', String(RETRY_AFTER_SECONDS)]];
+    return error;
+  }
   if (error instanceof AppError) return error;
   if (isDuplicateKey(error)) {
     const field = duplicateField(error, keyName);
     return new ValidationError([{ message: `The ${field.replace(/_/g, ' ')} has already been taken.`, meta: { field, rule: 'unique' } }]);
   }
-  if (
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNetworkError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoTopologyClosedError
-  ) {
-    return new DatabaseUnavailableError(connection);
-  }
-  if (error instanceof MongoServerError && error.code === MAX_TIME_EXPIRED) {
-    return new AppError(503, 'The query took too long and was stopped; narrow its filters.');
+  if (!isTransient(error)) return error;
+  const code = error instanceof MongoError ? error.code : undefined;
+  if (code === MAX_TIME_EXPIRED || code === 262 || error instanceof MongoOperationTimeoutError) {
+    return unavailable(503, 'The query took too long and was stopped; narrow its filters or retry later.');
   }
   // A write concern timeout: the write may or may not be durable; say so honestly.
-  if (error instanceof MongoWriteConcernError) {
-    return new AppError(503, 'The write was not confirmed by a majority of the database nodes; check the entry before retrying.');
+  if (error instanceof MongoWriteConcernError || code === 64) {
+    return unavailable(503, 'The write was not confirmed by a majority of the database nodes in time; check the entry before retrying.');
   }
-  return error;
+  const unreachable = new DatabaseUnavailableError(connection);
+  unreachable.headers = [['Retry-After', String(RETRY_AFTER_SECONDS)]];
+  return unreachable;
 }

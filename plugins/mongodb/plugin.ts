@@ -1,21 +1,24 @@
-import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
-import { HTTP_SERVER, type HttpServer } from '../http/index.js';
+import { definePlugin, type Logger } from '../../kernel/index.js';
+import { HTTP_SERVER } from '../http/index.js';
 import { SOURCES, type SourceRegistry } from '../sources/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
 import { requireCollectionName } from './collection-name.js';
 import { MongoConnections } from './connections.js';
+import { IndexBuilds } from './index-builds.js';
 import { checkDatabaseSource } from './definition-check.js';
 import { MongoDefinitionStore } from './definition-store.js';
 import { MongoSource } from './source.js';
-import { MONGODB } from './tokens.js';
 import { mongodbSettings } from './settings.js';
+import { MONGODB, MONGODB_DRIVER } from './tokens.js';
 
 export interface MongoPluginOptions {
   /** How long a request (or boot's definition load) waits for a connection not up yet. */
   connect_wait_ms: number;
-  /** Backoff of the background reconnect loop. */
+  /** Backoff of the background reconnect loop (and of re-opening change streams). */
   retry_initial_ms: number;
   retry_max_ms: number;
+  /** `maxTimeMS` of every read: past it the server stops the query and the client gets 503. */
+  query_timeout_ms: number;
 }
 
 const optionsSchema = {
@@ -25,63 +28,81 @@ const optionsSchema = {
     connect_wait_ms: { type: 'integer', minimum: 0, default: 2000 },
     retry_initial_ms: { type: 'integer', minimum: 10, default: 500 },
     retry_max_ms: { type: 'integer', minimum: 10, default: 30000 },
+    query_timeout_ms: { type: 'integer', minimum: 1, default: 5000 },
   },
 };
-
-const state = new WeakMap<object, { connections: MongoConnections }>();
 
 /**
  * The mongodb plugin: the `database` source type (entries in MongoDB collections), the
  * `database` definition store (the meta-stream in MongoDB, shared by N nodes), one pooled
  * client per named connection, and a `/readyz` check that follows connectivity.
  */
-export const mongodbPlugin = definePlugin<MongoPluginOptions>({
-  name: 'mongodb',
-  settings: mongodbSettings,
-  requires: ['streams', 'fields', 'sources'],
-  optionsSchema,
-  register({ container, config, logger, options }) {
-    const connections = new MongoConnections((config as KernelConfig).mongodb, logger, {
-      retry: { initialDelayMs: options.retry_initial_ms, maxDelayMs: options.retry_max_ms },
-    });
-    state.set(container, { connections });
-    container.registerInstance(MONGODB, connections);
+export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
+  let connections: MongoConnections;
+  let indexBuilds: IndexBuilds;
+  return {
+    name: 'mongodb',
+    settings: mongodbSettings,
+    requires: ['streams', 'fields', 'sources', 'http'],
+    optionsSchema,
+    register({ provide, use, find, config, logger, options }) {
+      connections = new MongoConnections(config.mongodb, logger, {
+        retry: { initialDelayMs: options.retry_initial_ms, maxDelayMs: options.retry_max_ms },
+        // Looked up when a client is made: the plugin providing it (tests) may register after us.
+        driver: () => find(MONGODB_DRIVER),
+      });
+      indexBuilds = new IndexBuilds(logger);
+      provide(MONGODB, connections);
 
-    const sources = container.resolve<SourceRegistry>(SOURCES);
-    sources.registerType('database', (context) => new MongoSource(context, connections, { connectWaitMs: options.connect_wait_ms }));
-
-    const registry = container.resolve<StreamRegistry>(STREAM_REGISTRY);
-    registry.addCheck((definition) => checkDatabaseSource(definition, connections));
-    registry.registerStore('database', () => {
-      const setting = (config as KernelConfig).streams.source;
-      const connection = typeof setting.connection === 'string' ? setting.connection : 'default';
-      const collection = requireCollectionName(setting.table ?? 'core_streams', config.file ?? 'config');
-      return new MongoDefinitionStore(
-        connections.get(connection),
-        { collection, pollIntervalMs: (config as KernelConfig).streams.poll_interval_ms, connectWaitMs: options.connect_wait_ms },
-        logger.child({ store: 'definitions' }),
+      use(SOURCES).registerType(
+        'database',
+        (context) =>
+          new MongoSource(context, connections, {
+            connectWaitMs: options.connect_wait_ms,
+            queryTimeoutMs: options.query_timeout_ms,
+            indexBuilds,
+            retryInitialMs: options.retry_initial_ms,
+            retryMaxMs: options.retry_max_ms,
+          }),
       );
-    });
-  },
-  boot({ container, config, logger }) {
-    const { connections } = state.get(container)!;
-    // Every configured connection is opened now (in the background: an unreachable
-    // server is logged and retried, it never stops the boot).
-    for (const name of Object.keys((config as KernelConfig).mongodb.connections)) connections.get(name);
-    openDatabaseStreams(container.resolve<StreamRegistry>(STREAM_REGISTRY), container.resolve<SourceRegistry>(SOURCES), logger);
-    if (container.isRegistered(HTTP_SERVER, true)) {
-      container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('mongodb', () => connections.ready());
-    }
-  },
-  async shutdown({ container, config }) {
-    const current = state.get(container);
-    if (!current) return;
-    state.delete(container);
-    // Clients in use by a source or the definition store close when those close (after
-    // the HTTP server drained: the sources and streams plugins shut down after http);
-    // an unused client closes now.
-    await current.connections.shutdown((config as KernelConfig).http.shutdown_timeout_ms + 5000);
-  },
+
+      const registry = use(STREAM_REGISTRY);
+      registry.addCheck((definition) => checkDatabaseSource(definition, connections));
+      registry.registerStore('database', () => {
+        const setting = config.streams.source;
+        const connection = typeof setting.connection === 'string' ? setting.connection : 'default';
+        const collection = requireCollectionName(setting.table ?? 'core_streams', config.file ?? 'config');
+        return new MongoDefinitionStore(
+          connections.get(connection),
+          {
+            collection,
+            pollIntervalMs: config.streams.poll_interval_ms,
+            connectWaitMs: options.connect_wait_ms,
+            retryInitialMs: options.retry_initial_ms,
+            retryMaxMs: options.retry_max_ms,
+          },
+          logger.child({ store: 'definitions' }),
+        );
+      });
+    },
+    boot({ use, config, logger }) {
+      // Every configured connection is opened now (in the background: an unreachable
+      // server is logged and retried, it never stops the boot).
+      for (const name of Object.keys(config.mongodb.connections)) connections.get(name);
+      openDatabaseStreams(use(STREAM_REGISTRY), use(SOURCES), logger);
+      // Ready needs a primary; index builds in progress (or failed) are shown, never waited for.
+      use(HTTP_SERVER).addReadinessCheck('mongodb', () => {
+        const builds = indexBuilds.report();
+        return builds.length > 0 ? { ready: connections.ready(), details: { index_builds: builds } } : connections.ready();
+      });
+    },
+    async shutdown({ config }) {
+      // Clients in use by a source or the definition store close when those close (after
+      // the HTTP server drained: the sources and streams plugins shut down after http);
+      // an unused client closes now.
+      await connections.shutdown(config.http.shutdown_timeout_ms + 5000);
+    },
+  };
 });
 
 /** Open the source of every `database` stream now, so indexes exist before the first request. */

@@ -1,21 +1,32 @@
+import { randomInt } from 'node:crypto';
 import type { Collection, Document, Filter } from 'mongodb';
 import { KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
-import type { Entry, EntryKey, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause } from '../sources/index.js';
+import type { Entry, EntryKey, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js';
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
-import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, toDocument, toId, type KeyKind } from './documents.js';
+import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
-import { ensureIndexes } from './indexes.js';
+import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
+import type { IndexBuilds } from './index-builds.js';
+import { ensureIndexes, indexCount } from './indexes.js';
+import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
 
-/** Longest a list query may run on the server (see `query`). */
+/** Default longest time one read may run on the server (`query_timeout_ms`). */
 export const QUERY_TIME_LIMIT_MS = 5000;
 
 export interface MongoSourceOptions {
   /** How long a request waits for a connection that is not up yet before a 503. */
   connectWaitMs: number;
+  /** `maxTimeMS` of every read and read-modify operation (default QUERY_TIME_LIMIT_MS). */
+  queryTimeoutMs?: number;
+  /** Where background index builds are registered (for /readyz details); absent: a private one. */
+  indexBuilds?: IndexBuilds;
+  /** Backoff of the change stream that keeps caches in step (watchStore). */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
 }
 
 /** A stored entry: `_id` is the key (a string or a number, never an ObjectId). */
@@ -40,7 +51,7 @@ interface CounterDocument {
  */
 export class MongoSource implements Source {
   readonly type = 'database';
-  readonly capabilities: SourceCapabilities = { inMemory: false, persistent: true };
+  readonly capabilities: SourceCapabilities = { inMemory: false, persistent: true, atomicWrites: true };
   private readonly definition: StreamDefinition;
   private readonly keyName: string;
   private readonly kind: KeyKind;
@@ -52,8 +63,16 @@ export class MongoSource implements Source {
   private readonly listProjection: Document;
   private opening: Promise<void> | undefined;
   private opened = false;
+  /** The background index build started at open (tests and shutdown wait for it). */
+  indexing: Promise<void> = Promise.resolve();
   private closed = false;
   private counterSeeded = false;
+  /** The counter is known to be at least this (explicit integer keys below it need no raise). */
+  private counterFloor = -Infinity;
+  private readonly revisions = new Revisions();
+  private readonly storeListeners = new Set<(event: StoreEvent) => void>();
+  private watcher: CollectionWatcher | undefined;
+  private readonly maxTimeMS: number;
 
   constructor(context: SourceContext, connections: MongoConnections, private readonly options: MongoSourceOptions) {
     this.definition = context.definition;
@@ -63,6 +82,7 @@ export class MongoSource implements Source {
     this.collectionName = requireCollectionName(source.table ?? context.definition.id, context.definition.file ?? `stream ${context.definition.id}`);
     this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default').acquire();
     this.logger = context.logger.child({ collection: this.collectionName });
+    this.maxTimeMS = options.queryTimeoutMs ?? QUERY_TIME_LIMIT_MS;
     this.listProjection = { [KEY_ORDER_FIELD]: 0 };
     for (const field of context.definition.fields) {
       if (field.protected && field.handle !== this.keyName) this.listProjection[field.handle] = 0;
@@ -93,11 +113,13 @@ export class MongoSource implements Source {
     if (this.closed) return Promise.reject(new SourceClosedError(this.definition.id));
     this.opening ??= (async () => {
       await this.connection.whenConnected(this.options.connectWaitMs);
-      try {
-        await ensureIndexes(this.collection, this.definition, this.logger);
-      } catch (error) {
-        throw mapMongoError(error, this.connection.name, this.keyName);
-      }
+      // Indexes build in the background: the stream serves meanwhile (unique values are
+      // still checked by the rule on each node; the index adds the cross-node guarantee
+      // once built), and readiness never waits for a build (docs/mongodb.md).
+      const build = (progress: (done: number) => void): Promise<void> => ensureIndexes(this.collection, this.definition, this.logger, progress);
+      this.indexing = this.options.indexBuilds
+        ? this.options.indexBuilds.start(this.definition.id, this.collectionName, indexCount(this.definition), build)
+        : build(() => undefined).catch((error: unknown) => this.logger.error({ err: { message: (error as Error).message } }, 'index build failed'));
       this.opened = true;
     })().finally(() => {
       this.opening = undefined;
@@ -105,9 +127,36 @@ export class MongoSource implements Source {
     return this.opening;
   }
 
+  /**
+   * Caches of this stream follow every node's writes: a change stream on the collection,
+   * started with the first listener (only streams with `config.cache` have one).
+   */
+  watchStore(listener: (event: StoreEvent) => void): () => void {
+    this.storeListeners.add(listener);
+    if (!this.watcher && !this.closed) {
+      const watcher = new CollectionWatcher(
+        () => this.collection as unknown as Collection<Document>,
+        (event) => {
+          for (const l of [...this.storeListeners]) l(event);
+        },
+        this.logger,
+        { initialMs: this.options.retryInitialMs ?? 200, maxMs: this.options.retryMaxMs ?? 30_000 },
+      );
+      this.watcher = watcher;
+      void this.connection
+        .whenConnected(2 ** 31 - 1)
+        .then(() => watcher.start())
+        .catch(() => undefined);
+    }
+    return () => this.storeListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     await this.lock.idle();
+    await this.watcher?.stop();
+    // A build in flight finishes on the server anyway; its client must stay open until it answers.
+    await this.indexing;
     this.closed = true;
     await this.connection.release();
   }
@@ -127,8 +176,8 @@ export class MongoSource implements Source {
   async get(key: EntryKey): Promise<Entry | undefined> {
     const id = toId(key, this.kind);
     return this.run(async () => {
-      const document = await this.collection.findOne({ _id: id }, { projection: { [KEY_ORDER_FIELD]: 0 } });
-      return document ? fromDocument(document, this.keyName) : undefined;
+      const document = await this.collection.findOne({ _id: id }, { projection: { [KEY_ORDER_FIELD]: 0 }, maxTimeMS: this.maxTimeMS });
+      return document ? this.entryOf(document) : undefined;
     });
   }
 
@@ -150,8 +199,8 @@ export class MongoSource implements Source {
     }
     if (ids.length === 0) return [];
     return this.run(async () => {
-      const documents = await this.collection.find({ _id: { $in: ids } }, { projection: this.listProjection }).toArray();
-      return documents.map((d) => fromDocument(d, this.keyName));
+      const documents = await this.collection.find({ _id: { $in: ids } }, { projection: this.listProjection, maxTimeMS: this.maxTimeMS }).toArray();
+      return documents.map((d) => this.entryOf(d));
     });
   }
 
@@ -164,17 +213,17 @@ export class MongoSource implements Source {
     // (an empty page still checks that the source is open and reachable)
     return this.run(async () => {
       // A request-built filter (a LIKE regex, a scan of a large collection) must not hold
-      // the server: past QUERY_TIME_LIMIT_MS the server aborts it and the client gets a 503.
-      const cursor = this.collection.find(filter, { projection: this.listProjection, sort, skip, maxTimeMS: QUERY_TIME_LIMIT_MS });
+      // the server: past `query_timeout_ms` the server aborts it and the client gets a 503.
+      const cursor = this.collection.find(filter, { projection: this.listProjection, sort, skip, maxTimeMS: this.maxTimeMS });
       if (limit !== undefined) cursor.limit(limit);
       const documents = await cursor.toArray();
-      return documents.map((d) => fromDocument(d, this.keyName));
+      return documents.map((d) => this.entryOf(d));
     });
   }
 
   async count(where: WhereClause[]): Promise<number> {
     const filter = buildFilter(where, this.keyName) as Filter<StoredDocument>;
-    return this.run(() => this.collection.countDocuments(filter, { maxTimeMS: QUERY_TIME_LIMIT_MS }));
+    return this.run(() => this.collection.countDocuments(filter, { maxTimeMS: this.maxTimeMS }));
   }
 
   async paginate(query: SourceQuery): Promise<SourcePage> {
@@ -182,31 +231,81 @@ export class MongoSource implements Source {
     return { entries, total };
   }
 
-  async put(key: EntryKey, entry: Entry): Promise<void> {
+  /** A served entry, its revision remembered for a later conditional write (writes.ts). */
+  private entryOf(document: Document): Entry {
+    return this.revisions.track(fromDocument(document, this.keyName), document);
+  }
+
+  /**
+   * One write, one round trip (writes.ts): insert-only create, `{_id, _rev}`-conditional
+   * replace, field-level `$set`/`$unset` patch. Resolves with the entry as stored.
+   */
+  async put(key: EntryKey, entry: Entry, intent?: WriteIntent): Promise<Entry> {
     const id = toId(key, this.kind);
     const document = toDocument(entry, this.keyName, id);
+    const previous = intent?.previous;
+    const mode = intent?.mode;
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => {
-        // Keep the increment counter above explicit integer keys before writing, so an
-        // allocated key never lands on an existing entry (and nothing is written if this fails).
-        if (typeof id === 'number' && Number.isSafeInteger(id) && this.kind !== 'string') {
-          await this.raiseCounter(id);
+        if (mode === undefined) {
+          // No intent (the bare Source contract: create or replace, last write wins). The
+          // revision only has to differ from the one replaced: a random one, as nothing was read.
+          await this.raiseCounterFor(id);
+          document[REVISION_FIELD] = randomInt(1, 2 ** 47);
+          await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
+          delete document[KEY_ORDER_FIELD];
+          return this.entryOf(document);
         }
-        try {
-          await this.collection.replaceOne({ _id: id }, document, { upsert: true });
-        } catch (error) {
-          // Two upserts of one new `_id` racing (two nodes): the loser retries as a replace.
-          if (!isDuplicateKey(error) || !String(error.message).includes('_id_')) throw error;
-          await this.collection.replaceOne({ _id: id }, document, { upsert: true });
+        if (mode === 'create' || previous === undefined) {
+          await this.raiseCounterFor(id);
+          document[REVISION_FIELD] = 1;
+          await this.collection.insertOne(document as StoredDocument);
+          delete document[KEY_ORDER_FIELD];
+          return this.entryOf(document);
         }
+        const revision = this.revisions.filterOf(previous);
+        if (mode === 'patch') {
+          const filter: Document = { _id: id };
+          if (intent?.precondition && revision !== undefined) filter[REVISION_FIELD] = revision;
+          const { $set, $unset } = patchUpdate(previous, document, this.keyName);
+          const update: Document = { $inc: { [REVISION_FIELD]: 1 } };
+          if (Object.keys($set).length > 0) update.$set = $set;
+          if (Object.keys($unset).length > 0) update.$unset = $unset;
+          const stored = await this.collection.findOneAndUpdate(filter as Filter<StoredDocument>, update, {
+            returnDocument: 'after',
+            projection: { [KEY_ORDER_FIELD]: 0 },
+            maxTimeMS: this.maxTimeMS,
+          });
+          if (!stored) throw new StaleWriteError(key, intent?.precondition, !intent?.precondition);
+          return this.entryOf(stored);
+        }
+        // replace: only over the version it was decided on.
+        const filter: Document = { _id: id };
+        if (revision !== undefined) filter[REVISION_FIELD] = revision;
+        document[REVISION_FIELD] = (revision ?? 0) + 1;
+        const result = await this.collection.replaceOne(filter as Filter<StoredDocument>, document as StoredDocument);
+        if (result.matchedCount === 0) throw new StaleWriteError(key, intent?.precondition, false);
+        delete document[KEY_ORDER_FIELD];
+        return this.entryOf(document);
       }),
     );
   }
 
-  async delete(key: EntryKey): Promise<boolean> {
+  async delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
     const id = toId(key, this.kind);
+    const revision = this.revisions.filterOf(intent?.previous);
     return this.lock.run(keyOrder(id), () =>
-      this.run(async () => (await this.collection.deleteOne({ _id: id })).deletedCount > 0),
+      this.run(async () => {
+        if (revision === undefined) return (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
+        // Only the version the request was decided on (its hooks saw that one).
+        const deleted = (await this.collection.deleteOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>)).deletedCount > 0;
+        if (deleted) return true;
+        // Lost a race: deleted by another request already (nothing to do: false, a 404), or
+        // changed since it was read (409, or 412 with If-Match). Only this case reads again.
+        const still = await this.collection.findOne({ _id: id }, { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS });
+        if (!still && !intent?.precondition) return false;
+        throw new StaleWriteError(key, intent?.precondition, false);
+      }),
     );
   }
 
@@ -216,12 +315,13 @@ export class MongoSource implements Source {
       await this.collection.deleteMany({});
       await this.counters.deleteOne({ _id: this.collectionName });
       this.counterSeeded = false;
+      this.counterFloor = -Infinity;
     });
   }
 
   maxIntegerKey(): Promise<number | undefined> {
     return this.run(async () => {
-      const top = await this.collection.find(NUMERIC_ID, { projection: { _id: 1 }, sort: { _id: -1 }, limit: 1 }).toArray();
+      const top = await this.collection.find(NUMERIC_ID, { projection: { _id: 1 }, sort: { _id: -1 }, limit: 1, maxTimeMS: this.maxTimeMS }).toArray();
       const value = top[0]?._id;
       return typeof value === 'number' ? Math.floor(value) : undefined;
     });
@@ -243,12 +343,23 @@ export class MongoSource implements Source {
         this.counters.findOneAndUpdate({ _id: this.collectionName }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after' }),
       );
       if (!next || typeof next.seq !== 'number') throw new Error(`the key counter of "${this.collectionName}" returned no value`);
+      this.counterFloor = Math.max(this.counterFloor, next.seq);
       return next.seq;
     });
   }
 
+  /**
+   * Keep the increment counter above an explicit integer key before writing it, so an
+   * allocated key never lands on an existing entry (and nothing is written if this
+   * fails). Below the counter this node last saw, it is already there: no round trip.
+   */
+  private async raiseCounterFor(id: EntryKey): Promise<void> {
+    if (typeof id === 'number' && Number.isSafeInteger(id) && this.kind !== 'string' && id > this.counterFloor) await this.raiseCounter(id);
+  }
+
   private async raiseCounter(value: number): Promise<void> {
     await this.retryDuplicate(() => this.counters.updateOne({ _id: this.collectionName }, { $max: { seq: value } }, { upsert: true }));
+    this.counterFloor = Math.max(this.counterFloor, value);
   }
 
   /** Concurrent upserts of the same counter may collide once; the retry then updates. */

@@ -95,6 +95,31 @@ export interface SourceCapabilities {
   inMemory: boolean;
   /** Acknowledged writes survive a restart (false for `collection`). */
   persistent: boolean;
+  /**
+   * Applies every write atomically in a store shared by several processes (MongoDB): a
+   * create is insert-only (an existing key is refused by the store itself), so the
+   * entries layer skips its existence read before an unconditional create.
+   */
+  atomicWrites?: boolean;
+}
+
+/**
+ * What a write is, for a source shared by several processes (issue #15): there, the
+ * entries layer's per-key lock orders nothing across processes, so such a source applies
+ * the write in the store conditionally on the version it was decided on. Sources owned
+ * by one process (files, memory) ignore it: the per-key lock already orders their writes.
+ */
+export interface WriteIntent {
+  /**
+   * create: only if no entry has the key; replace: the whole entry, only if `previous`
+   * is still the stored version; patch: only the attributes that differ from `previous`
+   * (set or removed), on whatever version is stored then (on `previous` only with a precondition).
+   */
+  mode: 'create' | 'replace' | 'patch' | 'delete';
+  /** The stored entry the write was decided on (the object `get` returned); undefined for a create. */
+  previous?: Entry;
+  /** The request carried If-Match: a lost race answers 412 (else 409), and a patch is conditional too. */
+  precondition?: boolean;
 }
 
 export interface Source {
@@ -129,11 +154,13 @@ export interface Source {
 
   /**
    * Store `entry` under `key` (create or replace the whole entry; `entry` holds the key
-   * field). Resolves only once durable. Writes to one key apply in call order.
+   * field). Resolves only once durable. Writes to one key apply in call order. A source
+   * that has the stored entry at hand after the write (MongoDB: the document the update
+   * returned) resolves with it, so the caller needs no read back.
    */
-  put(key: EntryKey, entry: Entry): Promise<void>;
-  /** Remove one entry durably; false when there was none. */
-  delete(key: EntryKey): Promise<boolean>;
+  put(key: EntryKey, entry: Entry, intent?: WriteIntent): Promise<Entry | void>;
+  /** Remove one entry durably; false when there was none (see WriteIntent for `intent`). */
+  delete(key: EntryKey, intent?: WriteIntent): Promise<boolean>;
   /** Remove every entry durably. */
   truncate(): Promise<void>;
 
@@ -165,6 +192,13 @@ export interface Source {
   onExternalChange?(listener: (changes: ExternalChange[]) => void): () => void;
   /** Optional: resolves once every write started so far is durable (graceful shutdown). */
   drain?(): Promise<void>;
+  /**
+   * Optional (a store shared by several processes, #15): be told when the store changed,
+   * whoever wrote it, so per-process caches of query results follow it. `changed`: drop
+   * cached results; `unreliable`: changes cannot be followed now, serve nothing from a
+   * cache; `reliable`: they can again. Returns the function that stops listening.
+   */
+  watchStore?(listener: (event: 'changed' | 'unreliable' | 'reliable') => void): () => void;
 }
 
 /** One entry changed in the store outside this server: `entry` undefined when removed, `previous` undefined when new. */

@@ -47,8 +47,13 @@ export interface DefinitionStore {
   readonly path?: string;
   save(id: string, raw: Record<string, unknown>): Promise<string | undefined>;
   remove(id: string): Promise<boolean>;
-  /** Optional: notice changes made by other nodes; call `onChange` with the id. */
-  watch?(onChange: (id: string) => void): Promise<void>;
+  /**
+   * Optional: notice changes made by other nodes; call `onChange` with the id. It resolves
+   * once the registry serves the stored version, and rejects when that failed (the store retries).
+   */
+  watch?(onChange: (id: string) => Promise<void> | void): Promise<void>;
+  /** Optional: read one stored definition (a reload reads only it; undefined: none stored). */
+  load?(id: string): Promise<{ raw: Record<string, unknown>; file?: string; id?: string } | undefined>;
   close?(): Promise<void>;
 }
 

@@ -165,7 +165,15 @@ export class DefinitionRegistry implements StreamRegistry {
     };
     for (const id of pending.keys()) await buildOne(id);
     this.sorted = undefined;
-    if (this.store.watch) await this.store.watch((id) => void this.reload(id).catch((e: unknown) => this.logger.error({ err: e, id }, 'reload failed')));
+    // The store is told when a reload fails, so it can retry it (a shared store: #15).
+    if (this.store.watch) {
+      await this.store.watch((id) =>
+        this.reload(id).catch((e: unknown) => {
+          this.logger.error({ err: e, id }, 'reload failed');
+          throw e;
+        }),
+      );
+    }
     this.logger.debug({ count: this.definitions.size }, 'stream definitions loaded');
   }
 
@@ -295,7 +303,8 @@ export class DefinitionRegistry implements StreamRegistry {
   }
 
   async reload(id: string): Promise<void> {
-    const items = await this.store!.loadAll();
+    // A store that reads one definition records that this one (only) is now served.
+    const items = this.store!.load ? [await this.store!.load(id)].filter((i) => i !== undefined) : await this.store!.loadAll();
     const item = items.find((i) => (i.raw.id ?? i.raw.handle ?? i.id) === id);
     if (!item) {
       if (this.definitions.delete(id)) {

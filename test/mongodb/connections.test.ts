@@ -1,12 +1,13 @@
 /** Connection management without a server: config errors, background retry, 503s, readiness. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../kernel/index.js';
-import { DEFAULT_CLIENT_OPTIONS, MongoConnections } from '../../plugins/mongodb/index.js';
+import { MongoClient } from 'mongodb';
+import { DEFAULT_CLIENT_OPTIONS, defaultsUnder, MongoConnections } from '../../plugins/mongodb/index.js';
 import { MongoSource } from '../../plugins/mongodb/source.js';
 import { contractDefinition } from '../sources/contract.js';
 import { capturingLogger, FAST_OPTIONS, mongoConfig, UNREACHABLE_URL, waitFor } from './helpers.js';
 
-describe('mongodb connections', () => {
+describe('mongodb connections (no server: an unreachable URL, the real driver)', () => {
   const open: MongoConnections[] = [];
   afterEach(async () => {
     for (const c of open.splice(0)) await c.close();
@@ -21,11 +22,34 @@ describe('mongodb connections', () => {
     const connections = new MongoConnections(config.mongodb, logger, { env: { OTHER_MONGO: 'mongodb+srv://cluster.example', MONGODB_URL: 'mongodb://fallback' } });
     const main = connections.settings('main');
     expect(main).toMatchObject({ url: 'mongodb://db.example:27017', database: 'app' });
-    expect(main.options).toMatchObject({ maxPoolSize: 5, writeConcern: { w: 'majority', journal: true }, readConcern: { level: 'majority' } });
+    expect(main.options).toMatchObject({ maxPoolSize: 5, w: 'majority', journal: true, wtimeoutMS: 10_000, readConcernLevel: 'majority', serverSelectionTimeoutMS: 5000, waitQueueTimeoutMS: 5000 });
     expect(connections.settings('other')).toMatchObject({ url: 'mongodb+srv://cluster.example', database: 'streams' });
     // `default` exists without configuration: MONGODB_URL.
     expect(connections.settings('default').url).toBe('mongodb://fallback');
-    expect(DEFAULT_CLIENT_OPTIONS.writeConcern).toEqual({ w: 'majority', journal: true });
+    expect(DEFAULT_CLIENT_OPTIONS).toMatchObject({ w: 'majority', journal: true, wtimeoutMS: 10_000 });
+  });
+
+  it('lets options written in the connection string win over the plugin defaults (the driver would let the defaults win)', () => {
+    const { logger } = capturingLogger();
+    const url = 'mongodb://db.example:27017/?w=1&wtimeout=250&serverSelectionTimeoutMS=900&readConcernLevel=local&waitQueueTimeoutMS=50';
+    const connections = new MongoConnections(mongoConfig({ main: { url } }).mongodb, logger, { env: {} });
+    const { options } = connections.settings('main');
+    for (const name of ['w', 'wtimeoutMS', 'serverSelectionTimeoutMS', 'readConcernLevel', 'waitQueueTimeoutMS']) expect(options).not.toHaveProperty(name);
+    // What the URL does not say keeps its default.
+    expect(options).toMatchObject({ journal: true, retryWrites: true });
+    // The driver then reads the URL's values (a real MongoClient parses both, no connection made).
+    const client = new MongoClient(url, options);
+    expect(client.options.writeConcern).toMatchObject({ w: 1, wtimeoutMS: 250, journal: true });
+    expect(client.options.serverSelectionTimeoutMS).toBe(900);
+    expect(client.options.waitQueueTimeoutMS).toBe(50);
+    expect(client.options.readConcern).toMatchObject({ level: 'local' });
+    // Without them in the URL, the defaults reach the driver.
+    const plain = new MongoClient('mongodb://db.example:27017', new MongoConnections(mongoConfig({ p: { url: 'mongodb://db.example:27017' } }).mongodb, logger, { env: {} }).settings('p').options);
+    expect(plain.options.writeConcern).toMatchObject({ w: 'majority', journal: true, wtimeoutMS: 10_000 });
+    expect(plain.options.serverSelectionTimeoutMS).toBe(5000);
+    expect(plain.options.readConcern).toMatchObject({ level: 'majority' });
+    // A whole writeConcern object in the connection's options replaces the flat defaults.
+    expect(defaultsUnder('mongodb://x', { writeConcern: { w: 2 } })).not.toHaveProperty('w');
   });
 
   it('refuses an unknown connection, a missing URL and a non-mongodb URL with a clear config error', () => {

@@ -1,5 +1,5 @@
 /** Storage shape, key typing, injection guards on written documents, and driver error mapping. */
-import { MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { MongoNetworkError, MongoNetworkTimeoutError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { fromDocument, keyKind, toDocument, toId } from '../../plugins/mongodb/documents.js';
 import { mapMongoError } from '../../plugins/mongodb/errors.js';
@@ -9,7 +9,7 @@ import { MongoConnections } from '../../plugins/mongodb/index.js';
 import { field, makeDefinition } from '../sources/definitions.js';
 import { capturingLogger, mongoConfig } from './helpers.js';
 
-describe('mongodb documents', () => {
+describe('mongodb documents, error mapping and definition checks (no server)', () => {
   it('stores the key as _id typed by the key field; 4 and "4" name the same entry', () => {
     const integer = makeDefinition('a', { fields: [field('id', 'integer')] });
     const text = makeDefinition('b', { fields: [field('slug', 'slug')], keyName: 'slug' });
@@ -73,7 +73,30 @@ describe('mongodb documents', () => {
 
   it('maps a query stopped at maxTimeMS (a request-built regex, a huge scan) to 503, not 500', () => {
     const expired = new MongoServerError({ message: 'operation exceeded time limit', code: 50 });
-    expect(mapMongoError(expired, 'default', 'id')).toMatchObject({ status: 503, errors: [{ message: 'The query took too long and was stopped; narrow its filters.' }] });
+    expect(mapMongoError(expired, 'default', 'id')).toMatchObject({
+      status: 503,
+      errors: [{ message: 'The query took too long and was stopped; narrow its filters or retry later.' }],
+      headers: [['Retry-After', '2']],
+    });
+  });
+
+  it('answers every transient condition with 503 and Retry-After, never 500 (no primary, failover codes, network, timeouts)', () => {
+    const cases: unknown[] = [
+      new MongoServerSelectionError('no primary', {} as never),
+      new MongoNetworkError('connection reset'),
+      new MongoNetworkTimeoutError('socket timeout'),
+      ...[91, 189, 11600, 11602, 10107, 13435, 13436, 6, 7, 89, 9001, 262, 64].map((code) => new MongoServerError({ message: `code ${code}`, code })),
+      new MongoServerError({ message: 'labelled', code: 1234567, errorLabels: ['RetryableWriteError'] }),
+      Object.assign(new Error('Timed out while checking out a connection from connection pool'), { name: 'MongoWaitQueueTimeoutError' }),
+    ];
+    for (const error of cases) {
+      const mapped = mapMongoError(error, 'default', 'id') as { status: number; headers?: Array<[string, string]> };
+      expect(mapped.status, String((error as Error).message)).toBe(503);
+      expect(mapped.headers).toEqual([['Retry-After', '2']]);
+    }
+    // A real bug stays a bug (500, logged), not a retry.
+    const bug = new MongoServerError({ message: 'bad', code: 2 });
+    expect(mapMongoError(bug, 'default', 'id')).toBe(bug);
   });
 
   it('checks database definitions: connection, collection name, reserved fields', () => {

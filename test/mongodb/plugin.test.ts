@@ -67,7 +67,7 @@ describe('mongodb plugin without a reachable server', () => {
   });
 });
 
-describe('config/mongodb.json (the multi-node example)', () => {
+describe('config/mongodb.json (the multi-node example, no server)', () => {
   it('validates and boots a node from it while MongoDB is unreachable: no crash, not ready, clean shutdown', async () => {
     const previous = process.env.MONGODB_URL;
     process.env.MONGODB_URL = UNREACHABLE_URL;

@@ -19,7 +19,7 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Pro
   }
 }
 
-describe('mongodb: two nodes on one server', () => {
+describe('mongodb: two nodes on one server [real server]', () => {
   it.skipIf(!url)('share definitions and entries; unique is 409; increment keys never collide', async () => {
     const database = `streams_nodes_${randomBytes(4).toString('hex')}`;
     const config = {

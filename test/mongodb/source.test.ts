@@ -22,6 +22,7 @@ async function sourceOn(fake: ReturnType<typeof fakeConnections>, definition = f
   const config = mongoConfig({});
   const source = new MongoSource({ definition, config, root: config.root, logger: silentLogger }, fake.connections, { connectWaitMs: 100 });
   await source.open();
+  await source.indexing; // built in the background
   return source;
 }
 
@@ -98,8 +99,8 @@ describe('mongodb definition store: two nodes share definitions (stand-in server
     expect(await nodeB.loadAll()).toEqual([]);
     const seenByA: string[] = [];
     const seenByB: string[] = [];
-    await nodeA.watch((id) => seenByA.push(id));
-    await nodeB.watch((id) => seenByB.push(id));
+    await nodeA.watch((id) => void seenByA.push(id));
+    await nodeB.watch((id) => void seenByB.push(id));
     await new Promise((r) => setTimeout(r, 20));
 
     await nodeA.save('films', { $schema: '../schema.json', id: 'films', name: 'Films' });
@@ -124,7 +125,7 @@ describe('mongodb definition store: two nodes share definitions (stand-in server
   });
 });
 
-describe('mongodb source readiness', () => {
+describe('mongodb source readiness (stand-in server)', () => {
   it('opens a source that could not open at boot once its connection is back (readiness polls heal it)', async () => {
     const fake = fakeConnections();
     const connection = fake.connections.get('default') as unknown as { isReady: () => boolean; whenConnected: () => Promise<void> };

@@ -1,4 +1,4 @@
-import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause } from '../contracts.js';
+import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../contracts.js';
 
 /**
  * `config.cache`: query results (query, count, paginate) of one stream kept in a
@@ -9,6 +9,8 @@ import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabil
 export class CachedSource implements Source {
   private generation = 0;
   private writing = 0;
+  /** False while a shared store's changes cannot be followed (see Source.watchStore). */
+  private following: boolean;
   /** Present exactly when the wrapped source has it (callers fall back otherwise). */
   readonly maxIntegerKey?: () => Promise<number | undefined>;
   /** Forwarded too: without it a cached MongoDB stream would fall back to a per-node max + 1. */
@@ -19,9 +21,21 @@ export class CachedSource implements Source {
     private readonly store: CacheStore,
     private readonly ttl: number | undefined,
   ) {
+    // Until a shared store says its changes are followed, nothing is cached.
+    this.following = inner.watchStore === undefined;
     if (inner.maxIntegerKey) this.maxIntegerKey = () => inner.maxIntegerKey!();
     if (inner.allocateIntegerKey) this.allocateIntegerKey = () => inner.allocateIntegerKey!();
     if (inner.refresh) this.refresh = (key) => inner.refresh!(key);
+    if (inner.watchStore) {
+      // A store other processes write (MongoDB): their writes drop cached results too, and
+      // while they cannot be followed nothing is served from (or kept in) the cache.
+      inner.watchStore((event) => {
+        if (event === 'unreliable') this.following = false;
+        if (event === 'reliable') this.following = true;
+        this.generation++;
+        this.store.clear();
+      });
+    }
     if (inner.onExternalChange) {
       // An edit on disk is a write too: cached results computed before it are dropped
       // (subscribed first, so the cache is clear before anyone else hears of the change).
@@ -83,12 +97,12 @@ export class CachedSource implements Source {
     return this.cached(`p:${JSON.stringify(query)}`, () => this.inner.paginate(query));
   }
 
-  put(key: EntryKey, entry: Entry): Promise<void> {
-    return this.writeThrough(() => this.inner.put(key, entry));
+  put(key: EntryKey, entry: Entry, intent?: WriteIntent): Promise<Entry | void> {
+    return this.writeThrough(() => this.inner.put(key, entry, intent));
   }
 
-  delete(key: EntryKey): Promise<boolean> {
-    return this.writeThrough(() => this.inner.delete(key));
+  delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
+    return this.writeThrough(() => this.inner.delete(key, intent));
   }
 
   truncate(): Promise<void> {
@@ -101,6 +115,7 @@ export class CachedSource implements Source {
   }
 
   private async cached<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    if (!this.following) return compute();
     const hit = this.store.get(key);
     if (hit !== undefined) return hit as T;
     const generation = this.generation;

@@ -1,0 +1,103 @@
+import type { ChangeStream, Collection, Document, ResumeToken } from 'mongodb';
+import type { Logger } from '../../kernel/index.js';
+
+/** What a cache over a collection needs to hear (Source.watchStore). */
+export type StoreEvent = 'changed' | 'unreliable' | 'reliable';
+
+/** Change streams need a replica set or sharded cluster (40573), or are not allowed here. */
+const UNSUPPORTED = new Set([40573, 40324, 115, 20]);
+
+/**
+ * Follows every change to one entry collection (issue #15 item 3), so per-node caches of
+ * query results drop what another node's write made stale. `changed` on each event;
+ * `unreliable` while the stream is down (a cache must stop serving from memory), then
+ * `reliable` once it runs again (preceded by `changed`: events may have been missed).
+ * Errors re-open it from the resume token with backoff; without change streams
+ * (standalone server) it says so in the log once and stays `unreliable`, trying again
+ * every `retryMaxMs`.
+ */
+export class CollectionWatcher {
+  private stream: ChangeStream | undefined;
+  private token: ResumeToken | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private reliable = false;
+  private saidUnsupported = false;
+  private stopped = false;
+
+  constructor(
+    private readonly collection: () => Collection<Document>,
+    private readonly emit: (event: StoreEvent) => void,
+    private readonly logger: Logger,
+    private readonly retry: { initialMs: number; maxMs: number },
+  ) {}
+
+  start(): void {
+    if (this.stopped || this.stream) return;
+    let stream: ChangeStream;
+    try {
+      stream = this.collection().watch([], this.token ? { resumeAfter: this.token } : {});
+    } catch (error) {
+      this.ended(undefined, error as Error);
+      return;
+    }
+    this.stream = stream;
+    const opened = (): void => {
+      if (this.reliable || this.stream !== stream) return;
+      this.failures = 0;
+      this.reliable = true;
+      this.emit('changed');
+      this.emit('reliable');
+    };
+    stream.on('resumeTokenChanged', opened);
+    stream.on('change', (change: Document) => {
+      opened();
+      this.token = change._id as ResumeToken;
+      this.emit('changed');
+    });
+    stream.on('error', (error: Error) => this.ended(stream, error));
+    stream.on('close', () => this.ended(stream, undefined));
+    stream.on('end', () => this.ended(stream, undefined));
+  }
+
+  private ended(stream: ChangeStream | undefined, error: Error | undefined): void {
+    if (this.stopped || (stream && this.stream !== stream)) return;
+    this.stream = undefined;
+    if (stream) void stream.close().catch(() => undefined);
+    if (this.reliable) {
+      this.reliable = false;
+      this.emit('unreliable');
+    }
+    const code = (error as { code?: unknown } | undefined)?.code;
+    if (typeof code === 'number' && UNSUPPORTED.has(code)) {
+      this.token = undefined;
+      if (!this.saidUnsupported) {
+        this.saidUnsupported = true;
+        this.logger.warn({ err: { message: error!.message, code } }, 'query cache disabled for this database stream: change streams are unavailable (a standalone server?), so other nodes\' writes could not be seen');
+      }
+      this.schedule(this.retry.maxMs);
+      return;
+    }
+    // A lost history or an invalidate (drop): the token is useless; start afresh.
+    if (!error || code === 286 || code === 280 || code === 260) this.token = undefined;
+    this.failures += 1;
+    this.schedule(Math.min(this.retry.maxMs, this.retry.initialMs * 2 ** Math.min(this.failures - 1, 16)));
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.start();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    const stream = this.stream;
+    this.stream = undefined;
+    await stream?.close().catch(() => undefined);
+  }
+}
