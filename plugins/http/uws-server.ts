@@ -241,6 +241,10 @@ export class UwsHttpServer extends HttpServerCore {
           if (request.res !== null) res.cork(() => res.end());
           request.res = null;
         },
+        drop: () => {
+          if (request.res !== null) res.close();
+          request.res = null;
+        },
       },
       this.maxBufferedBytes,
     );

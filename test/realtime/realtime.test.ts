@@ -2,76 +2,21 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHmac } from 'node:crypto';
-import { EventSource } from 'eventsource';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { TRANSPORTS } from '../http/transports.js';
+import { cleanups, listen, runCleanups, socket, until } from './clients.js';
+import { boot, films } from './films-app.js';
 
 /**
  * Issue #19 against a real server per transport, with real clients: the `eventsource`
  * package (what browsers' EventSource does), the `ws` package, undici, and a webhook
  * receiver on 127.0.0.1.
  */
-const films = {
-  fields: { id: 'integer', title: 'string', year: 'integer', secret: { type: 'string', protected: true } },
-};
-
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function boot(transport: string, config: Record<string, unknown> = {}, extra: Parameters<typeof startApp>[0] = {}): Promise<TestApp> {
-  const app = await startApp({ streams: { films }, data: { films: [{ id: 1, title: 'Alien', year: 1979 }] }, config: { http: { transport }, ...config }, ...extra });
-  cleanups.push(() => app.close());
-  return app;
-}
-
-interface Seen {
-  event: string;
-  id: string;
-  data: { stream: string; id: unknown; data: Record<string, unknown> | null };
-}
-
-/** An EventSource client collecting events. */
-function listen(url: string, init?: ConstructorParameters<typeof EventSource>[1]): { source: EventSource; events: Seen[]; opened: Promise<void> } {
-  const source = new EventSource(url, init);
-  const events: Seen[] = [];
-  for (const type of ['created', 'updated', 'deleted']) {
-    source.addEventListener(type, (e) => events.push({ event: type, id: (e as MessageEvent).lastEventId, data: JSON.parse((e as MessageEvent).data as string) as Seen['data'] }));
-  }
-  const opened = new Promise<void>((resolve, reject) => {
-    source.onopen = () => resolve();
-    source.onerror = (e) => reject(new Error(`EventSource error ${String((e as { code?: number }).code)}`));
-  });
-  cleanups.push(() => source.close());
-  return { source, events, opened };
-}
-
-async function until(check: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** A ws client collecting messages. */
-async function socket(url: string, headers?: Record<string, string>): Promise<{ ws: WebSocket; messages: Array<Record<string, unknown>> }> {
-  const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
-  const messages: Array<Record<string, unknown>> = [];
-  ws.on('message', (data) => messages.push(JSON.parse(String(data)) as Record<string, unknown>));
-  cleanups.push(() => ws.terminate());
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, messages };
-}
+afterEach(runCleanups);
 
 for (const transport of TRANSPORTS) {
   describe.skipIf(!transport.available)(`realtime over ${transport.name}${transport.available ? '' : ` (skipped: ${transport.skipReason})`}`, () => {
