@@ -76,6 +76,10 @@ for (const transport of TRANSPORTS) {
       expect(events.map((e) => e.data.id)).toEqual([3]);
       const bad = await app.request('GET', '/api/streams/films/changes?where[year]=1&constraint[year]=bogus', undefined, { accept: 'text/event-stream' });
       expect(bad.status).toBe(400);
+      // A protected field may not steer a filter (it would reveal itself), as on the list endpoint.
+      const probing = await app.request('GET', '/api/streams/films/changes?where[secret]=x', undefined, { accept: 'text/event-stream' });
+      expect(probing.status).toBe(400);
+      expect(probing.json.errors[0].message).toMatch(/protected/);
     });
 
     it('a cursor older than the kept history answers 410 with the oldest cursor; a malformed one 400', async () => {
@@ -154,6 +158,60 @@ for (const transport of TRANSPORTS) {
       expect(new Set(clients.map((c) => c.messages[1]!.cursor)).size).toBe(1);
     }, 30000);
 
+    it('an EventSource resumes across a server restart with Last-Event-ID: exactly the missed changes, then live', async () => {
+      const app = await boot(transport.name);
+      const first = listen(`${app.url}/api/streams/films/changes`);
+      await first.opened;
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      await until(() => first.events.length === 1);
+      first.source.close();
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+      // Restart on the same folder.
+      await app.kernel.shutdown();
+      const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0, transport: transport.name }, log: { level: 'silent' } }, app.root), { plugins: [] });
+      await kernel.boot();
+      cleanups.push(() => kernel.shutdown());
+      const url = kernel.resolve<HttpServer>(HTTP_SERVER).url;
+      const post = (body: unknown): Promise<void> =>
+        request(`${url}/api/streams/films/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.body.dump());
+      await post({ id: 4, title: 'four' });
+      const resumed = listen(`${url}/api/streams/films/changes`, {
+        fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'Last-Event-ID': first.events[0]!.id } }),
+      });
+      await until(() => resumed.events.length === 2);
+      await post({ id: 5, title: 'five' });
+      await until(() => resumed.events.length === 3);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(resumed.events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 3', 'created 4', 'created 5']);
+      // The JSON page resumes from the same cursor.
+      const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(first.events[0]!.id)}`);
+      expect(page.statusCode).toBe(200);
+      expect(((await page.body.json()) as { data: Array<{ id: number }> }).data.map((c) => c.id)).toEqual([3, 4, 5]);
+    });
+
+    it('an idle Server-Sent Events stream gets a heartbeat comment every heartbeat_seconds', async () => {
+      const app = await boot(transport.name, { realtime: { heartbeat_seconds: 1 } });
+      const answer = await request(`${app.url}/api/streams/films/changes`, { headers: { accept: 'text/event-stream' } });
+      cleanups.push(() => void answer.body.destroy());
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      let text = '';
+      answer.body.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      await until(() => text.split(': heartbeat\n\n').length >= 3, 3500);
+      expect(text.startsWith('retry: 2000\n: connected\n\n: heartbeat\n\n')).toBe(true);
+    });
+
+    it('200 concurrent EventSource subscribers all receive one change within 2 s', async () => {
+      const app = await boot(transport.name);
+      const clients = Array.from({ length: 200 }, () => listen(`${app.url}/api/streams/films/changes`));
+      await Promise.all(clients.map((c) => c.opened));
+      const started = Date.now();
+      await app.request('PATCH', '/api/streams/films/entries/1', { year: 1980 });
+      await until(() => clients.every((c) => c.events.length === 1), 2000);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(new Set(clients.map((c) => c.events[0]!.id)).size).toBe(1);
+    }, 30000);
+
     it('a change made on disk is a change: it reaches subscribers', async () => {
       const app = await boot(transport.name);
       expect((await app.request('GET', '/api/streams/films/entries/1')).status).toBe(200);
@@ -167,25 +225,6 @@ for (const transport of TRANSPORTS) {
 }
 
 describe('realtime across a restart and webhooks (node transport)', () => {
-  it('a client resumes across a server restart with the cursor it last saw', async () => {
-    const app = await boot('node');
-    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
-    const cursor = (await app.request('GET', '/api/streams/films/changes')).json.meta.cursor as string;
-    await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
-    // Restart on the same folder.
-    const raw = { http: { host: '127.0.0.1', port: 0, transport: 'node' }, log: { level: 'silent' } };
-    await app.kernel.shutdown();
-    const kernel = new Kernel(buildConfig(raw, app.root), { plugins: [] });
-    await kernel.boot();
-    cleanups.push(() => kernel.shutdown());
-    const url = kernel.resolve<HttpServer>(HTTP_SERVER).url;
-    await request(`${url}/api/streams/films/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 4, title: 'four' }) }).then((r) => r.body.dump());
-    const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(cursor)}`);
-    const body = (await page.body.json()) as { data: Array<{ id: number }> };
-    expect(page.statusCode).toBe(200);
-    expect(body.data.map((c) => c.id)).toEqual([3, 4]);
-  });
-
   it('a webhook that fails twice, then accepts, gets exactly one signed delivery id, retried', async () => {
     const received: Array<{ id: string; signature: string; body: string }> = [];
     let answers = 0;
