@@ -1,12 +1,13 @@
 import type { Collection, Document, Filter } from 'mongodb';
 import { KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
-import type { Entry, EntryKey, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause } from '../sources/index.js';
+import type { Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause } from '../sources/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js';
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
 import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, toDocument, toId, type KeyKind } from './documents.js';
+import { EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { ensureIndexes } from './indexes.js';
 
@@ -54,6 +55,8 @@ export class MongoSource implements Source {
   private opened = false;
   private closed = false;
   private counterSeeded = false;
+  /** Changes made by other nodes, from a change stream (see onExternalChange). */
+  private readonly watch: EntryWatch;
 
   constructor(context: SourceContext, connections: MongoConnections, private readonly options: MongoSourceOptions) {
     this.definition = context.definition;
@@ -63,6 +66,7 @@ export class MongoSource implements Source {
     this.collectionName = requireCollectionName(source.table ?? context.definition.id, context.definition.file ?? `stream ${context.definition.id}`);
     this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default').acquire();
     this.logger = context.logger.child({ collection: this.collectionName });
+    this.watch = new EntryWatch(this.keyName, this.logger);
     this.listProjection = { [KEY_ORDER_FIELD]: 0 };
     for (const field of context.definition.fields) {
       if (field.protected && field.handle !== this.keyName) this.listProjection[field.handle] = 0;
@@ -109,7 +113,20 @@ export class MongoSource implements Source {
     if (this.closed) return;
     await this.lock.idle();
     this.closed = true;
+    await this.watch.close();
     await this.connection.release();
+  }
+
+  /**
+   * Entries changed by other nodes sharing the collection (a MongoDB change stream, once the
+   * connection is up), so they reach this node's change feed; this node's own writes are not
+   * announced again. See EntryWatch.
+   */
+  onExternalChange(listener: (changes: ExternalChange[]) => void): () => void {
+    return this.watch.listen(listener, async () => {
+      await this.connection.whenConnected(2 ** 31 - 1);
+      return this.collection as unknown as Collection<Document>;
+    });
   }
 
   async healthy(): Promise<boolean> {
@@ -192,12 +209,19 @@ export class MongoSource implements Source {
         if (typeof id === 'number' && Number.isSafeInteger(id) && this.kind !== 'string') {
           await this.raiseCounter(id);
         }
+        const unexpect = this.watch.expect(id, document);
         try {
           await this.collection.replaceOne({ _id: id }, document, { upsert: true });
         } catch (error) {
           // Two upserts of one new `_id` racing (two nodes): the loser retries as a replace.
-          if (!isDuplicateKey(error) || !String(error.message).includes('_id_')) throw error;
-          await this.collection.replaceOne({ _id: id }, document, { upsert: true });
+          if (!isDuplicateKey(error) || !String(error.message).includes('_id_')) {
+            unexpect();
+            throw error;
+          }
+          await this.collection.replaceOne({ _id: id }, document, { upsert: true }).catch((again: unknown) => {
+            unexpect();
+            throw again;
+          });
         }
       }),
     );
@@ -206,7 +230,16 @@ export class MongoSource implements Source {
   async delete(key: EntryKey): Promise<boolean> {
     const id = toId(key, this.kind);
     return this.lock.run(keyOrder(id), () =>
-      this.run(async () => (await this.collection.deleteOne({ _id: id })).deletedCount > 0),
+      this.run(async () => {
+        const unexpect = this.watch.expect(id, null);
+        let deleted = false;
+        try {
+          deleted = (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
+        } finally {
+          if (!deleted) unexpect();
+        }
+        return deleted;
+      }),
     );
   }
 

@@ -8,6 +8,7 @@
  * order, projections, counters, error mapping); the semantics of the real server are
  * checked by the same suite when MONGODB_URL is set.
  */
+import { EventEmitter } from 'node:events';
 import { find, Query } from 'mingo';
 import { BSON, MongoServerError, type Document } from 'mongodb';
 import type { MongoConnection, MongoConnections } from '../../plugins/mongodb/index.js';
@@ -48,10 +49,36 @@ class FakeCursor {
   }
 }
 
+/**
+ * A change stream as the driver hands it out: `change` events after each write, in write
+ * order, delivered later (as from the server). No pre-images (as on a collection without
+ * `changeStreamPreAndPostImages`).
+ */
+class FakeChangeStream extends EventEmitter {
+  constructor(private readonly streams: Set<FakeChangeStream>) {
+    super();
+    streams.add(this);
+  }
+  async close(): Promise<void> {
+    this.streams.delete(this);
+  }
+}
+
 export class FakeCollection {
   readonly docs: Document[] = [];
   private readonly uniques: UniqueIndex[] = [];
+  private readonly streams = new Set<FakeChangeStream>();
   constructor(readonly collectionName: string) {}
+
+  watch(): FakeChangeStream {
+    return new FakeChangeStream(this.streams);
+  }
+
+  /** Tell every open change stream (as a document written by this or any other node). */
+  private emit(operationType: 'insert' | 'replace' | 'delete', id: unknown, fullDocument?: Document): void {
+    const change = { operationType, documentKey: { _id: id }, ...(fullDocument ? { fullDocument: wire(fullDocument) } : {}) };
+    for (const stream of this.streams) setImmediate(() => stream.emit('change', change));
+  }
 
   private matching(filter: Document): Document[] {
     const query = new Query(wire(filter));
@@ -102,6 +129,7 @@ export class FakeCollection {
     if (existing) {
       this.checkUnique(doc, existing);
       this.docs[this.docs.indexOf(existing)] = { ...doc, _id: existing._id };
+      this.emit('replace', existing._id, { ...doc, _id: existing._id });
       return { matchedCount: 1 };
     }
     if (!options.upsert) return { matchedCount: 0 };
@@ -109,6 +137,7 @@ export class FakeCollection {
     if (this.docs.some((d) => sameId(d._id, doc._id))) throw new MongoServerError({ message: 'E11000 index: _id_', code: 11000, keyValue: { _id: doc._id } });
     this.checkUnique(doc);
     this.docs.push(doc);
+    this.emit('insert', doc._id, doc);
     return { matchedCount: 0 };
   }
 
@@ -116,12 +145,16 @@ export class FakeCollection {
     const existing = this.matching(filter)[0];
     if (!existing) return { deletedCount: 0 };
     this.docs.splice(this.docs.indexOf(existing), 1);
+    this.emit('delete', existing._id);
     return { deletedCount: 1 };
   }
 
   async deleteMany(filter: Document): Promise<{ deletedCount: number }> {
     const gone = this.matching(filter);
-    for (const d of gone) this.docs.splice(this.docs.indexOf(d), 1);
+    for (const d of gone) {
+      this.docs.splice(this.docs.indexOf(d), 1);
+      this.emit('delete', d._id);
+    }
     return { deletedCount: gone.length };
   }
 
