@@ -30,6 +30,14 @@ export interface FeedLimits {
 
 export type ChangeListener = (change: Change) => void;
 
+/** A line of the history file (written by compaction) naming a run (a boot of this server) that made changes. */
+interface RunMark {
+  run: string;
+}
+
+/** Runs remembered (a boot each): cursors of older ones answer 410. */
+const MAX_RUNS = 1000;
+
 /** The position a client resumes from: every change after it is replayed. */
 export interface Resume {
   changes: Change[];
@@ -46,17 +54,26 @@ export interface Resume {
  * to the history file: a change acknowledged just before a crash and lost from the file
  * (it is written without fsync) would otherwise look "already seen" when its number is
  * handed out again, so such a cursor answers 410 and the client reads the list again.
+ * A cursor of a run this feed never had (another server's) answers 410 too.
  */
 export class ChangeFeed {
   private readonly run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   private seq = 0;
   /** The last seq read from the history file at boot: cursors of earlier runs are valid up to it. */
   private persistedSeq = 0;
+  /**
+   * The runs of this feed (this data folder) found in the history file, newest last: a cursor
+   * of any other run was handed out by another server (another node behind the same load
+   * balancer), whose numbers mean nothing here, so it answers 410 instead of replaying the
+   * wrong changes.
+   */
+  private readonly runs = new Set<string>();
+  private lastCursor: string | undefined;
   private readonly history = new Map<string, Change[]>();
   /** Per stream, the largest seq dropped from its history (a cursor before it missed changes). */
   private readonly floor = new Map<string, number>();
   private readonly listeners = new Map<string, Set<ChangeListener>>();
-  private readonly log: JsonlLog<Change>;
+  private readonly log: JsonlLog<Change | RunMark>;
   private linesInFile = 0;
 
   constructor(
@@ -64,16 +81,23 @@ export class ChangeFeed {
     private readonly limits: FeedLimits,
     private readonly logger: Logger,
   ) {
-    this.log = new JsonlLog<Change>(file, false, logger);
+    this.log = new JsonlLog<Change | RunMark>(file, false, logger);
   }
 
   /** Read the history file (boot). */
   async load(): Promise<void> {
-    const records = await this.log.read();
+    const records = (await this.log.read()) as Array<Change | RunMark>;
     this.linesInFile = records.length;
-    for (const change of records) {
-      if (typeof change?.seq !== 'number' || typeof change.stream !== 'string' || change.seq <= this.seq) continue;
+    for (const record of records) {
+      if (record !== null && typeof record === 'object' && 'run' in record && typeof record.run === 'string') {
+        this.remember(record.run);
+        continue;
+      }
+      const change = record as Change;
+      if (typeof change?.seq !== 'number' || typeof change.stream !== 'string' || typeof change.cursor !== 'string' || change.seq <= this.seq) continue;
       this.seq = change.seq;
+      this.lastCursor = change.cursor;
+      this.remember(change.cursor.slice(0, change.cursor.lastIndexOf('-')));
       this.keep(change);
     }
     this.persistedSeq = this.seq;
@@ -84,10 +108,11 @@ export class ChangeFeed {
   publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>): Change {
     const seq = ++this.seq;
     const change: Change = { cursor: `${this.run}-${seq}`, seq, stream, event, id, data, match, at: Date.now() };
+    if (this.lastCursor === undefined || !this.lastCursor.startsWith(`${this.run}-`)) this.remember(this.run);
+    this.lastCursor = change.cursor;
     this.keep(change);
     this.trim(stream, change.at);
-    void this.log.append(change).catch((error: unknown) => this.logger.error({ err: error, path: this.log.file }, 'the change history could not be written: resuming across a restart may answer 410'));
-    if (++this.linesInFile > 2 * this.limits.count * Math.max(1, this.history.size) + 1000) void this.compact();
+    this.appendLine(change);
     for (const listener of this.listeners.get(stream) ?? []) {
       try {
         listener(change);
@@ -126,9 +151,13 @@ export class ChangeFeed {
     return this.history.get(stream) ?? [];
   }
 
-  /** The newest cursor handed out (for a client starting live), or undefined before any change. */
+  /**
+   * The cursor of the newest change (for a client starting live), or undefined before any.
+   * It keeps the run that made the change, so cursors handed out name only runs that
+   * wrote changes to the history file (booting and reading write nothing).
+   */
   get latest(): string | undefined {
-    return this.seq === 0 ? undefined : `${this.run}-${this.seq}`;
+    return this.lastCursor;
   }
 
   /** Subscribers right now, over every stream. */
@@ -150,6 +179,18 @@ export class ChangeFeed {
     await this.log.idle();
   }
 
+  private appendLine(record: Change | RunMark): void {
+    void this.log.append(record).catch((error: unknown) => this.logger.error({ err: error, path: this.log.file }, 'the change history could not be written: resuming across a restart may answer 410'));
+    if (++this.linesInFile > 2 * this.limits.count * Math.max(1, this.history.size) + 1000) void this.compact();
+  }
+
+  /** Note a run of this feed (the newest MAX_RUNS are kept: older cursors are long past the history). */
+  private remember(run: string): void {
+    this.runs.delete(run);
+    this.runs.add(run);
+    if (this.runs.size > MAX_RUNS) this.runs.delete(this.runs.values().next().value!);
+  }
+
   /** The seq after which to replay, or a 410/400 AppError. */
   private positionOf(stream: string, cursor: string): number {
     const match = /^([0-9a-z]{1,32})-(\d{1,15})$/.exec(cursor);
@@ -161,6 +202,7 @@ export class ChangeFeed {
       new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again${oldest ? ` (the oldest kept cursor is ${oldest})` : ''}.`, [
         { message: 'The cursor is older than the change history.', meta: { oldest: oldest ?? null, latest: this.latest ?? null } },
       ]);
+    if (run !== this.run && !this.runs.has(run!)) throw gone();
     if (run === this.run ? seq > this.seq : seq > this.persistedSeq) throw gone();
     if (seq < (this.floor.get(stream) ?? 0)) throw gone();
     return seq;
@@ -199,7 +241,8 @@ export class ChangeFeed {
     this.compacting = true;
     try {
       await this.log.rewrite(() => {
-        const all = [...this.history.values()].flat().sort((a, b) => a.seq - b.seq);
+        const all: Array<Change | RunMark> = [...this.runs].map((run) => ({ run }));
+        all.push(...[...this.history.values()].flat().sort((a, b) => a.seq - b.seq));
         this.linesInFile = all.length;
         return all;
       });

@@ -187,6 +187,10 @@ for (const transport of TRANSPORTS) {
       const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(first.events[0]!.id)}`);
       expect(page.statusCode).toBe(200);
       expect(((await page.body.json()) as { data: Array<{ id: number }> }).data.map((c) => c.id)).toEqual([3, 4, 5]);
+      // A cursor of another server (another node behind the same balancer) means nothing here: 410, not a wrong replay.
+      const foreign = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent('zz0other0node-2')}`);
+      expect(foreign.statusCode).toBe(410);
+      await foreign.body.dump();
     });
 
     it('an idle Server-Sent Events stream gets a heartbeat comment every heartbeat_seconds', async () => {
