@@ -130,6 +130,8 @@ export class ChangeFeed {
    * 410 when changes after the cursor are no longer kept; 400 for a malformed cursor.
    */
   resume(stream: string, cursor: string | undefined, listener?: ChangeListener): { replay: Change[]; unsubscribe: () => void } {
+    // An idle stream's history ages too: what is past max age is dropped before any answer.
+    this.trim(stream, Date.now());
     const after = cursor === undefined ? undefined : this.positionOf(stream, cursor);
     const kept = this.history.get(stream) ?? [];
     const replay = after === undefined ? [] : kept.filter((c) => c.seq > after);
@@ -148,6 +150,7 @@ export class ChangeFeed {
 
   /** Every kept change of a stream (oldest first). */
   kept(stream: string): Change[] {
+    this.trim(stream, Date.now());
     return this.history.get(stream) ?? [];
   }
 

@@ -98,6 +98,20 @@ for (const transport of TRANSPORTS) {
       expect((await page('?since=not-a-cursor')).status).toBe(400);
     });
 
+    it('history is bounded by age too, even on a stream that stays idle: past max_age_seconds a cursor is 410', async () => {
+      const app = await boot(transport.name, { realtime: { history: { max_age_seconds: 1 } } });
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      const before = await app.request('GET', '/api/streams/films/changes');
+      expect(before.json.data.map((c: { id: number }) => c.id)).toEqual([2]);
+      const [run, seq] = (before.json.data[0].cursor as string).split('-');
+      const start = `${run}-${Number(seq) - 1}`;
+      expect((await app.request('GET', `/api/streams/films/changes?since=${start}`)).json.data).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await app.request('GET', '/api/streams/films/changes')).json.data).toEqual([]);
+      const gone = await app.request('GET', `/api/streams/films/changes?since=${start}`, undefined, { accept: 'text/event-stream' });
+      expect(gone.status).toBe(410);
+    });
+
     it('JSON pages for polling clients: the changes after ?since=, with the next cursor', async () => {
       const app = await boot(transport.name);
       for (const id of [2, 3, 4]) await app.request('POST', '/api/streams/films/entries', { id, title: String(id) });
