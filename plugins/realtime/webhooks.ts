@@ -42,6 +42,11 @@ interface EndpointHealth {
 }
 
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
+/**
+ * Deliveries in flight to one endpoint at a time: a backlog (an endpoint back after an outage)
+ * goes out a few at a time instead of opening one connection per pending delivery.
+ */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = 8;
 
 /** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export function signature(secret: string, body: string, unixSeconds: number): string {
@@ -61,6 +66,10 @@ export class Webhooks {
   private readonly log: JsonlLog<OutboxRecord>;
   private readonly health = new Map<string, EndpointHealth>();
   private readonly inFlight = new Set<string>();
+  /** Deliveries in flight per endpoint URL (at most MAX_IN_FLIGHT_PER_ENDPOINT each). */
+  private readonly busy = new Map<string, number>();
+  /** A due delivery waited for a busy endpoint: look again when one finishes. */
+  private waiting = false;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private closed = false;
@@ -91,6 +100,10 @@ export class Webhooks {
         if (delivery) Object.assign(delivery, { attempts: record.attempts, due: record.due });
       }
     }
+    // One attempt each right away (a restart often follows a fix of the endpoint or the
+    // config); a failure then backs off from the attempts already made.
+    const now = Date.now();
+    for (const delivery of this.pending.values()) delivery.due = Math.min(delivery.due, now);
     if (this.pending.size > 0) this.logger.info({ pending: this.pending.size }, 'webhook deliveries pending from before the restart');
     this.schedule(0);
   }
@@ -140,18 +153,22 @@ export class Webhooks {
   private deliverDue(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
+    this.waiting = false;
     const now = Date.now();
     let next = Infinity;
+    // Oldest first (insertion order), so a backlog drains in order of the changes.
     for (const delivery of this.pending.values()) {
       if (this.inFlight.has(delivery.id)) continue;
-      if (delivery.due <= now) void this.attempt(delivery);
-      else next = Math.min(next, delivery.due);
+      if (delivery.due > now) next = Math.min(next, delivery.due);
+      else if ((this.busy.get(delivery.url) ?? 0) >= MAX_IN_FLIGHT_PER_ENDPOINT) this.waiting = true;
+      else void this.attempt(delivery);
     }
     if (next !== Infinity) this.schedule(next - now);
   }
 
   private async attempt(delivery: Delivery): Promise<void> {
     this.inFlight.add(delivery.id);
+    this.busy.set(delivery.url, (this.busy.get(delivery.url) ?? 0) + 1);
     const hook = this.hooks.find((h) => h.url === delivery.url);
     const unix = Math.floor(Date.now() / 1000);
     const headers: Record<string, string> = {
@@ -175,6 +192,10 @@ export class Webhooks {
       failure = (error as Error).message || String(error);
     } finally {
       this.inFlight.delete(delivery.id);
+      const left = (this.busy.get(delivery.url) ?? 1) - 1;
+      if (left > 0) this.busy.set(delivery.url, left);
+      else this.busy.delete(delivery.url);
+      if (this.waiting) this.schedule(0);
     }
     if (this.closed) return;
     const health = this.health.get(delivery.url) ?? { url: delivery.url, failures: 0 };

@@ -1,7 +1,5 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createHmac } from 'node:crypto';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, Kernel } from '../../kernel/index.js';
@@ -241,57 +239,3 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
-
-describe('realtime across a restart and webhooks (node transport)', () => {
-  it('a webhook that fails twice, then accepts, gets exactly one signed delivery id, retried', async () => {
-    const received: Array<{ id: string; signature: string; body: string }> = [];
-    let answers = 0;
-    const receiver: Server = createServer((req: IncomingMessage, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        received.push({ id: String(req.headers['streams-delivery']), signature: String(req.headers['streams-signature']), body });
-        res.statusCode = ++answers <= 2 ? 503 : 200;
-        res.end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => receiver.close(() => r())));
-    const port = (receiver.address() as { port: number }).port;
-    const app = await boot('node', {
-      realtime: { webhooks: [{ url: `http://127.0.0.1:${port}/hook`, streams: ['films'], events: ['created'], secret: 'shh' }], webhook_retry_base_ms: 50 },
-    });
-    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'Aliens' });
-    await app.request('PATCH', '/api/streams/films/entries/2', { title: 'not a created event' });
-    await until(() => answers === 3, 5000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(received).toHaveLength(3);
-    expect(new Set(received.map((r) => r.id)).size).toBe(1);
-    const { signature, body } = received[2]!;
-    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
-    expect(v1).toBe(createHmac('sha256', 'shh').update(`${t}.${body}`).digest('hex'));
-    expect(JSON.parse(body)).toMatchObject({ event: 'created', stream: 'films', id: 2, data: { title: 'Aliens' } });
-    const ready = await app.request('GET', '/readyz');
-    expect(ready.status).toBe(200);
-    expect(ready.json.details?.webhooks).toBeUndefined();
-  });
-
-  it('a failing endpoint shows in /readyz details and never blocks writes; pending deliveries survive a restart', async () => {
-    const app = await boot('node', { realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000, webhook_timeout_ms: 500 } });
-    const started = Date.now();
-    expect((await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'x' })).status).toBe(201);
-    expect(Date.now() - started).toBeLessThan(1000);
-    let details: Record<string, unknown> | undefined;
-    for (const end = Date.now() + 3000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-      details = (await app.request('GET', '/readyz')).json.details?.webhooks;
-      if (details?.failing !== undefined) break;
-    }
-    expect(details).toMatchObject({ failing: [{ url: 'http://127.0.0.1:9/never', failures: 1 }], pending: 1 });
-    await app.kernel.shutdown();
-    const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000 } }, app.root), { plugins: [] });
-    await kernel.boot();
-    cleanups.push(() => kernel.shutdown());
-    const ready = await request(`${kernel.resolve<HttpServer>(HTTP_SERVER).url}/readyz`);
-    expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
-  });
-});
