@@ -8,6 +8,7 @@ import { changesEndpoint } from './changes-endpoint.js';
 import { ChangeFeed, type ChangeEvent } from './feed.js';
 import { RealtimeSession } from './socket-session.js';
 import { REALTIME, type Realtime } from './tokens.js';
+import { socketMessage, topicOf } from './subscription.js';
 import { Webhooks } from './webhooks.js';
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
@@ -80,6 +81,9 @@ export const realtimePlugin = definePlugin({
       const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
       const match = event === 'deleted' ? (payload.original ?? payload.entry) : payload.entry;
       const change = feed.publish(payload.stream, event, payload.key, data, match);
+      // WebSocket subscribers of the whole stream, on uWS: one publish, fanned out natively.
+      const server = container.resolve<HttpServer>(HTTP_SERVER);
+      server.publish?.(topicOf(change.stream), socketMessage(change));
       if (webhooks.enabled) await webhooks.enqueue(change);
     };
     hooks.on('entry.created', publish('created'));

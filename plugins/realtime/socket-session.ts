@@ -1,6 +1,6 @@
 import { assertSafeKeys, type HttpServer, type WebSocketPeer, type WebSocketSession } from '../http/index.js';
 import type { Change, ChangeFeed } from './feed.js';
-import { changeJson } from './subscription.js';
+import { socketMessage, topicOf } from './subscription.js';
 import { PROBE, type Probe } from './changes-endpoint.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
 
@@ -89,24 +89,39 @@ export class RealtimeSession implements WebSocketSession {
     const subscription = probe.subscription;
     if (reply.status >= 400 || subscription === undefined) return this.error(reply.status >= 400 ? reply.status : 403, messageOf(reply.body) ?? 'Subscription refused.', stream);
     if (this.subscriptions.has(stream)) return this.error(409, `Already subscribed to [${stream}].`, stream);
+    // Every change of the stream, on a transport with native pub/sub (uWS): one topic per
+    // stream, written to all its subscribers by uWS itself (the plugin publishes each change
+    // once); filtered subscriptions, and node:http, get each change from a feed listener.
+    const { peer } = this;
+    const topic = !subscription.filtered && peer.subscribe !== undefined && this.context.server.publish !== undefined ? topicOf(stream) : undefined;
     let resumed;
     try {
-      resumed = this.context.feed.resume(stream, subscription.since, (change) => {
-        if (subscription.accepts(change)) this.sendChange(change);
-      });
+      resumed = this.context.feed.resume(
+        stream,
+        subscription.since,
+        topic === undefined
+          ? (change) => {
+              if (subscription.accepts(change)) this.sendChange(change);
+            }
+          : undefined,
+      );
     } catch (error) {
       if (isAppError(error)) return this.error(error.status, error.message, stream);
       throw error;
     }
-    this.subscriptions.set(stream, resumed.unsubscribe);
+    // Replay and subscription in this same turn of the event loop: no change falls between.
+    if (topic !== undefined) {
+      peer.subscribe!(topic);
+      this.subscriptions.set(stream, () => peer.unsubscribe?.(topic));
+    } else {
+      this.subscriptions.set(stream, resumed.unsubscribe);
+    }
     this.send({ type: 'subscribed', stream, cursor: this.context.feed.latest ?? null });
     for (const change of resumed.replay) if (subscription.accepts(change)) this.sendChange(change);
   }
 
   private sendChange(change: Change): void {
-    if (this.closed) return;
-    // {"type":..,"stream":..,"id":..,"data":..,"cursor":..}
-    this.peer.send(`{"type":"${change.event}",${changeJson(change).slice(1, -1)},"cursor":${JSON.stringify(change.cursor)}}`);
+    if (!this.closed) this.peer.send(socketMessage(change));
   }
 
   private send(message: Record<string, unknown>): void {

@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { REALTIME, type Realtime } from '../../plugins/realtime/index.js';
 import type { TestApp } from '../helpers/app.js';
 import { TRANSPORTS } from '../http/transports.js';
 import { cleanups, listen, runCleanups, socket, until } from './clients.js';
@@ -141,6 +142,31 @@ for (const transport of TRANSPORTS) {
       expect(messages.find((m) => m.type === 'error' && m.stream === undefined)).toMatchObject({ status: 400 });
       // A plain GET of the socket endpoint says how to use it.
       expect((await app.request('GET', '/api/realtime')).status).toBe(426);
+    });
+
+    it('WebSocket: a whole-stream subscription rides native pub/sub on uWS; since replays first; unsubscribe stops it', async () => {
+      const app = await boot(transport.name);
+      const { feed } = app.kernel.resolve<Realtime>(REALTIME);
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      const cursor = (await app.request('GET', '/api/streams/films/changes')).json.meta.cursor as string;
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+      const { ws, messages } = await socket(`${app.url}/api/realtime`);
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', since: cursor }));
+      await until(() => messages.length === 2);
+      // uWS fans a whole-stream subscription out itself (a topic); node:http listens on the feed.
+      expect(feed.subscribers).toBe(transport.name === 'uws' ? 0 : 1);
+      await app.request('POST', '/api/streams/films/entries', { id: 4, title: 'four' });
+      await until(() => messages.length === 3);
+      expect(messages.map((m) => `${String(m.type)} ${String(m.id)}`)).toEqual(['subscribed undefined', 'created 3', 'created 4']);
+      ws.send(JSON.stringify({ type: 'unsubscribe', stream: 'films' }));
+      await until(() => messages.length === 4);
+      expect(messages[3]).toEqual({ type: 'unsubscribed', stream: 'films' });
+      await app.request('POST', '/api/streams/films/entries', { id: 5, title: 'five' });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(messages).toHaveLength(4);
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', since: messages[2]!.cursor }));
+      await until(() => messages.length === 6);
+      expect(messages.slice(4).map((m) => `${String(m.type)} ${String(m.id)}`)).toEqual(['subscribed undefined', 'created 5']);
     });
 
     it('the gate refuses a subscription with its own status, over SSE and WebSocket alike', async () => {
