@@ -6,6 +6,8 @@ import { isAppError, type Logger } from '../../kernel/index.js';
 
 /** Streams one socket may follow at once. */
 const MAX_SUBSCRIPTIONS = 100;
+/** Messages of one socket waiting for the one being handled; more are refused (429). */
+const MAX_QUEUED = 64;
 
 export interface SessionContext {
   feed: ChangeFeed;
@@ -28,6 +30,9 @@ export interface SessionContext {
 export class RealtimeSession implements WebSocketSession {
   private readonly subscriptions = new Map<string, () => void>();
   private closed = false;
+  /** The messages of a socket are handled one after another, in the order sent. */
+  private queue: Promise<void> = Promise.resolve();
+  private queued = 0;
 
   constructor(
     private readonly peer: WebSocketPeer,
@@ -35,7 +40,15 @@ export class RealtimeSession implements WebSocketSession {
   ) {}
 
   onMessage(text: string): void {
-    void this.handle(text).catch((error: unknown) => this.error(500, 'Internal Server Error', undefined, error));
+    // A subscribe waits for its access check; an unsubscribe sent after it must not overtake it.
+    if (this.queued >= MAX_QUEUED) return this.error(429, `Too many messages waiting: at most ${MAX_QUEUED} at a time.`);
+    this.queued++;
+    this.queue = this.queue
+      .then(() => (this.closed ? undefined : this.handle(text)))
+      .catch((error: unknown) => this.error(500, 'Internal Server Error', undefined, error))
+      .finally(() => {
+        this.queued--;
+      });
   }
 
   onClose(): void {

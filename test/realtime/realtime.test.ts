@@ -184,6 +184,34 @@ for (const transport of TRANSPORTS) {
       expect(messages.find((m) => m.stream === 'open')).toMatchObject({ type: 'subscribed' });
     });
 
+    it('the interface middleware applies too: auth (401 for SSE and the upgrade, a token subscribes) and throttle (429)', async () => {
+      const app = await boot(transport.name, { api: { middleware: ['auth.bearer'], auth: { tokens: ['a-token-of-ours'] } } });
+      expect((await app.request('GET', '/api/streams/films/changes', undefined, { accept: 'text/event-stream' })).status).toBe(401);
+      await expect(socket(`${app.url}/api/realtime`)).rejects.toThrow(/401/);
+      const { ws, messages } = await socket(`${app.url}/api/realtime`, { authorization: 'Bearer a-token-of-ours' });
+      ws.send('{"type":"subscribe","stream":"films"}');
+      await until(() => messages.length === 1);
+      expect(messages[0]).toMatchObject({ type: 'subscribed', stream: 'films' });
+      const sse = listen(`${app.url}/api/streams/films/changes`, {
+        fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer a-token-of-ours' } }),
+      });
+      await sse.opened;
+
+      const throttled = await boot(transport.name, { api: { middleware: ['throttle:3,1'] } });
+      const client = await socket(`${throttled.url}/api/realtime`); // the upgrade is request 1
+      client.ws.send('{"type":"subscribe","stream":"films"}'); // 2
+      client.ws.send('{"type":"unsubscribe","stream":"films"}');
+      await until(() => client.messages.length === 2);
+      client.ws.send('{"type":"subscribe","stream":"films"}'); // 3
+      await until(() => client.messages.length === 3);
+      client.ws.send('{"type":"unsubscribe","stream":"films"}');
+      client.ws.send('{"type":"subscribe","stream":"films"}'); // 4: spent
+      await until(() => client.messages.length === 5);
+      expect(client.messages.map((m) => m.type)).toEqual(['subscribed', 'unsubscribed', 'subscribed', 'unsubscribed', 'error']);
+      expect(client.messages[4]).toMatchObject({ status: 429, stream: 'films' });
+      expect((await throttled.request('GET', '/api/streams/films/changes', undefined, { accept: 'text/event-stream' })).status).toBe(429);
+    });
+
     it('1,000 concurrent WebSocket subscribers all receive one change within 2 s', async () => {
       const app = await boot(transport.name);
       const clients = await Promise.all(Array.from({ length: 1000 }, () => socket(`${app.url}/api/realtime`)));
