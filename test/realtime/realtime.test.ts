@@ -64,6 +64,24 @@ for (const transport of TRANSPORTS) {
       expect(since.events.map((e) => e.data.id)).toEqual([5, 6]);
     });
 
+    it('an EventSource that loses its connection reconnects by itself with Last-Event-ID and misses nothing', async () => {
+      const app = await boot(transport.name);
+      const { events, opened } = listen(`${app.url}/api/streams/films/changes`);
+      await opened;
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      await until(() => events.length === 1);
+      // The server ends every open stream (as a proxy or a deploy would cut it).
+      for (const sink of [...app.kernel.resolve<Realtime>(REALTIME).open]) sink.end();
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+      await app.request('PATCH', '/api/streams/films/entries/2', { title: 'two!' });
+      // `retry: 2000` tells the client to come back after 2 s.
+      await until(() => events.length === 3, 5000);
+      await app.request('DELETE', '/api/streams/films/entries/3');
+      await until(() => events.length === 4);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 2', 'created 3', 'updated 2', 'deleted 3']);
+    }, 15000);
+
     it('filters events with where[...] like the list endpoint; a bad filter is a 400', async () => {
       const app = await boot(transport.name);
       const { events, opened } = listen(`${app.url}/api/streams/films/changes?where[year]=1990&constraint[year]=>`);
