@@ -35,6 +35,18 @@ interface RunMark {
   run: string;
 }
 
+/**
+ * A line of the history file saying that changes of a stream up to a seq are gone (trimmed,
+ * or the stream deleted): written by compaction, which removes the changes themselves, and
+ * when a stream is deleted. Without it a restarted feed would take the oldest change left
+ * for the first one and replay from a cursor before it with a silent gap.
+ */
+interface FloorMark {
+  floors: Array<[string, number]>;
+}
+
+type HistoryLine = Change | RunMark | FloorMark;
+
 /** Runs remembered (a boot each): cursors of older ones answer 410. */
 const MAX_RUNS = 1000;
 
@@ -73,7 +85,7 @@ export class ChangeFeed {
   /** Per stream, the largest seq dropped from its history (a cursor before it missed changes). */
   private readonly floor = new Map<string, number>();
   private readonly listeners = new Map<string, Set<ChangeListener>>();
-  private readonly log: JsonlLog<Change | RunMark>;
+  private readonly log: JsonlLog<HistoryLine>;
   private linesInFile = 0;
 
   constructor(
@@ -81,16 +93,23 @@ export class ChangeFeed {
     private readonly limits: FeedLimits,
     private readonly logger: Logger,
   ) {
-    this.log = new JsonlLog<Change | RunMark>(file, false, logger);
+    this.log = new JsonlLog<HistoryLine>(file, false, logger);
   }
 
   /** Read the history file (boot). */
   async load(): Promise<void> {
-    const records = (await this.log.read()) as Array<Change | RunMark>;
+    const records = await this.log.read();
     this.linesInFile = records.length;
     for (const record of records) {
-      if (record !== null && typeof record === 'object' && 'run' in record && typeof record.run === 'string') {
+      if (record === null || typeof record !== 'object') continue;
+      if ('run' in record && typeof record.run === 'string') {
         this.remember(record.run);
+        continue;
+      }
+      if ('floors' in record && Array.isArray(record.floors)) {
+        for (const pair of record.floors) {
+          if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'number') this.raiseFloor(pair[0], pair[1]);
+        }
         continue;
       }
       const change = record as Change;
@@ -173,18 +192,33 @@ export class ChangeFeed {
   /** Forget a deleted stream's history. */
   drop(stream: string): void {
     const kept = this.history.get(stream);
-    if (kept && kept.length > 0) this.floor.set(stream, kept[kept.length - 1]!.seq);
     this.history.delete(stream);
+    if (kept && kept.length > 0) {
+      const last = kept[kept.length - 1]!.seq;
+      this.floor.set(stream, Math.max(last, this.floor.get(stream) ?? 0));
+      this.appendLine({ floors: [[stream, last]] });
+    }
+  }
+
+  /** Changes of `stream` up to `seq` are gone: forget any still kept, and refuse cursors before. */
+  private raiseFloor(stream: string, seq: number): void {
+    this.floor.set(stream, Math.max(seq, this.floor.get(stream) ?? 0));
+    const kept = this.history.get(stream);
+    if (!kept) return;
+    const left = kept.filter((c) => c.seq > seq);
+    if (left.length > 0) this.history.set(stream, left);
+    else this.history.delete(stream);
   }
 
   async close(): Promise<void> {
     this.listeners.clear();
+    await this.compacting;
     await this.log.idle();
   }
 
-  private appendLine(record: Change | RunMark): void {
+  private appendLine(record: HistoryLine): void {
     void this.log.append(record).catch((error: unknown) => this.logger.error({ err: error, path: this.log.file }, 'the change history could not be written: resuming across a restart may answer 410'));
-    if (++this.linesInFile > 2 * this.limits.count * Math.max(1, this.history.size) + 1000) void this.compact();
+    if (++this.linesInFile > 2 * this.limits.count * Math.max(1, this.history.size) + 1000) this.compact();
   }
 
   /** Note a run of this feed (the newest MAX_RUNS are kept: older cursors are long past the history). */
@@ -233,26 +267,30 @@ export class ChangeFeed {
     let drop = Math.max(0, kept.length - this.limits.count);
     while (drop < kept.length && kept[drop]!.at < oldestAllowed) drop++;
     if (drop === 0) return;
-    this.floor.set(stream, kept[drop - 1]!.seq);
+    this.floor.set(stream, Math.max(kept[drop - 1]!.seq, this.floor.get(stream) ?? 0));
     kept.splice(0, drop);
   }
 
   /** Rewrite the history file with only what is kept. */
-  private compacting = false;
-  private async compact(): Promise<void> {
-    if (this.compacting) return;
-    this.compacting = true;
+  /** The compaction running now (close waits for it). */
+  private compacting: Promise<void> | undefined;
+  private compact(): void {
+    this.compacting ??= this.rewriteKept().finally(() => {
+      this.compacting = undefined;
+    });
+  }
+
+  private async rewriteKept(): Promise<void> {
     try {
       await this.log.rewrite(() => {
-        const all: Array<Change | RunMark> = [...this.runs].map((run) => ({ run }));
+        const all: HistoryLine[] = [...this.runs].map((run) => ({ run }));
+        if (this.floor.size > 0) all.push({ floors: [...this.floor] });
         all.push(...[...this.history.values()].flat().sort((a, b) => a.seq - b.seq));
         this.linesInFile = all.length;
         return all;
       });
     } catch (error) {
       this.logger.error({ err: error, path: this.log.file }, 'compacting the change history failed');
-    } finally {
-      this.compacting = false;
     }
   }
 }
