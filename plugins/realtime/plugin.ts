@@ -9,7 +9,7 @@ import { ChangeFeed, type ChangeEvent } from './feed.js';
 import { RealtimeSession } from './socket-session.js';
 import { REALTIME, type Realtime } from './tokens.js';
 import { socketMessage, topicOf } from './subscription.js';
-import { Webhooks } from './webhooks.js';
+import { STREAM_WEBHOOKS_SCHEMA, Webhooks, type StreamWebhook } from './webhooks.js';
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol']);
@@ -28,11 +28,15 @@ export const realtimePlugin = definePlugin({
     const folder = path.join(config.streams.data_path, '.realtime');
     const log = logger.child({ plugin: 'realtime' });
     const feed = new ChangeFeed(path.join(folder, 'changes.jsonl'), { count: settings.history.count, maxAgeSeconds: settings.history.max_age_seconds }, log);
+    const registry = (): StreamRegistry => container.resolve<StreamRegistry>(STREAM_REGISTRY);
+    // A stream may declare its own webhooks (`"webhooks": [...]` in its definition).
+    hooks.on('definition.extend', ({ extend }) => extend('webhooks', STREAM_WEBHOOKS_SCHEMA));
     const webhooks = new Webhooks(
       path.join(folder, 'outbox.jsonl'),
       settings.webhooks,
       { timeoutMs: settings.webhook_timeout_ms, maxAttempts: settings.webhook_max_attempts, retryBaseMs: settings.webhook_retry_base_ms },
       log,
+      (stream) => (registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? [],
     );
     const open = new Set<StreamSink>();
     const sessions = new Set<RealtimeSession>();
@@ -40,7 +44,6 @@ export const realtimePlugin = definePlugin({
     container.registerInstance(REALTIME, realtime);
 
     const api = container.resolve<ApiService>(API);
-    const registry = (): StreamRegistry => container.resolve<StreamRegistry>(STREAM_REGISTRY);
     const entries = (): EntriesService => container.resolve<EntriesService>(ENTRIES);
     api.addEndpoint(
       changesEndpoint({ feed, api, registry, entries, pageDefaults: config.api, heartbeatMs: settings.heartbeat_seconds * 1000, open }),
@@ -84,7 +87,7 @@ export const realtimePlugin = definePlugin({
       // WebSocket subscribers of the whole stream, on uWS: one publish, fanned out natively.
       const server = container.resolve<HttpServer>(HTTP_SERVER);
       server.publish?.(topicOf(change.stream), socketMessage(change));
-      if (webhooks.enabled) await webhooks.enqueue(change);
+      await webhooks.enqueue(change);
     };
     hooks.on('entry.created', publish('created'));
     hooks.on('entry.updated', publish('updated'));
@@ -97,7 +100,7 @@ export const realtimePlugin = definePlugin({
     const { feed, webhooks } = container.resolve<Realtime>(REALTIME);
     await feed.load();
     await webhooks.load();
-    if (webhooks.enabled) container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('webhooks', () => ({ ready: true, details: webhooks.report() }));
+    container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('webhooks', () => ({ ready: true, details: webhooks.report() }));
   },
   async shutdown({ container }) {
     const { feed, webhooks, open, sessions } = container.resolve<Realtime>(REALTIME);

@@ -11,7 +11,7 @@ import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../plugins/realtime/webhooks.js';
 import { cleanups, runCleanups, until } from './clients.js';
-import { boot } from './films-app.js';
+import { boot, films } from './films-app.js';
 
 /**
  * Issue #19 item 5: webhooks from the change feed, delivered with undici to a receiver on
@@ -127,6 +127,35 @@ describe('webhooks', () => {
     await until(() => hook.received.length === 2);
     expect(hook.received[1]!.id).toBe(hook.received[0]!.id);
     expect(JSON.parse(hook.received[1]!.body)).toMatchObject({ event: 'created', id: 2 });
+  });
+
+  it('a stream may declare its own webhooks in its definition, signed with a secret from the environment', async () => {
+    process.env.FILMS_HOOK_SECRET = 'from-the-environment';
+    cleanups.push(() => void delete process.env.FILMS_HOOK_SECRET);
+    const hook = await receiver((_n, res) => res.end());
+    const app = await boot('node', {}, {
+      streams: {
+        films: { ...films, webhooks: [{ url: hook.url, events: ['deleted'], secret_env: 'FILMS_HOOK_SECRET' }] },
+        other: { fields: { id: 'integer' } },
+      },
+    });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await app.request('POST', '/api/streams/other/entries', { id: 1 });
+    await app.request('DELETE', '/api/streams/films/entries/2');
+    await until(() => hook.received.length === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.received).toHaveLength(1);
+    const { signature, body } = hook.received[0]!;
+    expect(JSON.parse(body)).toMatchObject({ event: 'deleted', stream: 'films', id: 2, data: null });
+    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
+    expect(v1).toBe(createHmac('sha256', 'from-the-environment').update(`${t}.${body}`).digest('hex'));
+    // The definition shows where the secret comes from, never the secret.
+    expect(JSON.stringify((await app.request('GET', '/api/streams/films')).json)).not.toContain('from-the-environment');
+    // A bad webhook in a definition is refused like any bad definition key, naming it.
+    const bad = await app.request('POST', '/api/streams', { id: 'bad', fields: { id: 'integer' }, webhooks: [{ url: 'ftp://example.com', secret: 'inline' }] });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+    expect(JSON.stringify(bad.json.errors)).toMatch(/webhooks/);
   });
 
   it('the ten-line signature check of docs/realtime.md accepts a real delivery and refuses a forged one', async () => {
