@@ -82,6 +82,18 @@ for (const transport of TRANSPORTS) {
       expect(events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 2', 'created 3', 'updated 2', 'deleted 3']);
     }, 15000);
 
+    it('an event stream that never opens (HEAD, a client gone before the answer) leaves no subscriber behind', async () => {
+      const app = await boot(transport.name);
+      const { feed } = app.kernel.resolve<Realtime>(REALTIME);
+      for (let i = 0; i < 5; i++) {
+        const head = await request(`${app.url}/api/streams/films/changes`, { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+        await head.body.dump();
+        expect(head.statusCode).toBe(200);
+      }
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      expect(feed.subscribers).toBe(0);
+    });
+
     it('filters events with where[...] like the list endpoint; a bad filter is a 400', async () => {
       const app = await boot(transport.name);
       const { events, opened } = listen(`${app.url}/api/streams/films/changes?where[year]=1990&constraint[year]=>`);
