@@ -1,9 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
