@@ -10,11 +10,12 @@ export interface EntryHookPayload {
   /** The stored attributes before this write, when the entry existed. */
   original?: EntryAttributes;
   /**
-   * Where the change was made, on the `*ed` hooks: `api` (a request), or `disk` (a file
-   * edited, added or removed outside the server and picked up by live sync; only
-   * `entry.created|updated|saved|deleted` fire for those: there is nothing to veto).
+   * Where the change was made, on the `*ed` hooks: `api` (a request), `disk` (a file
+   * edited, added or removed outside the server and picked up by live sync), or `remote`
+   * (another node sharing a `database` stream's collection, from a MongoDB change stream).
+   * Only `entry.created|updated|saved|deleted` fire for the last two: there is nothing to veto.
    */
-  origin?: 'api' | 'disk';
+  origin?: 'api' | 'disk' | 'remote';
 }
 
 /** The hooks the entries plugin emits around every write (`*ing` may veto or mutate). */

@@ -286,25 +286,26 @@ export class EntriesServiceImpl implements EntriesService {
   }
 
   /**
-   * Entries changed on disk (live sync, issue #14) are changes like any other: the `*ed`
-   * hooks fire with `origin: 'disk'` (realtime feeds and addons hear of them), and an
+   * Entries changed on disk (live sync, issue #14) or by another node (a MongoDB change
+   * stream, #19) are changes like any other: the `*ed` hooks fire with `origin: 'disk'` or
+   * `'remote'` (realtime feeds and addons hear of them), and an
    * integer key added by hand moves the key counter past it, so the next create does not
    * collide with it.
    */
   async diskChanged(stream: string, changes: ExternalChange[]): Promise<void> {
     const definition = this.deps.streams.get(stream);
     const source = definition === undefined ? undefined : this.deps.sources.for(definition);
-    for (const { key, entry, previous } of changes) {
+    for (const { key, entry, previous, origin = 'disk' } of changes) {
       if (source !== undefined && typeof key === 'number' && Number.isInteger(key)) {
         const counter = this.counters.get(source);
         if (counter !== undefined && key > counter) this.counters.set(source, key);
       }
       const hooks = this.deps.hooks;
       if (entry === undefined) {
-        await runAfterHook(hooks, 'entry.deleted', { stream, key, entry: { ...previous }, original: previous, origin: 'disk' }, (e) => this.hookFailed('entry.deleted', e));
+        await runAfterHook(hooks, 'entry.deleted', { stream, key, entry: { ...previous }, original: previous, origin }, (e) => this.hookFailed('entry.deleted', e));
         continue;
       }
-      const done: EntryHookPayload = { stream, key, entry, original: previous, origin: 'disk' };
+      const done: EntryHookPayload = { stream, key, entry, original: previous, origin };
       await runAfterHook(hooks, previous ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
       await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
     }

@@ -84,6 +84,12 @@ export interface WebSocketPeer {
   /** Bytes queued and not yet taken by the client. */
   readonly buffered: number;
   close(code?: number, reason?: string): void;
+  /**
+   * Native pub/sub (uWebSockets.js only; absent on node:http): receive every message
+   * `HttpServer.publish` sends to `topic`, written by uWS itself to each subscriber.
+   */
+  subscribe?(topic: string): void;
+  unsubscribe?(topic: string): void;
 }
 
 /** What a WebSocket session does with its peer's messages. */
@@ -147,6 +153,8 @@ export interface HttpServer {
   inject(request: InjectedRequest): Promise<HttpReply>;
   /** Largest number of bytes a streamed response or a WebSocket may have queued before it is dropped. */
   readonly maxBufferedBytes: number;
+  /** Send a text message to every WebSocket subscribed to `topic` (native pub/sub; absent on node:http). */
+  publish?(topic: string, text: string): void;
   /** Requests being handled right now. */
   readonly inFlight: number;
   /**

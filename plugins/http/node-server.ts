@@ -222,7 +222,7 @@ export class NodeHttpServer extends HttpServerCore {
       head.push('Content-Type', reply.type ?? JSON_TYPE);
       res.writeHead(status, statusText(status), head);
       res.flushHeaders();
-      const sink = new TransportSink({ write: (chunk) => res.write(chunk), buffered: () => res.writableLength, end: () => res.end() }, this.maxBufferedBytes);
+      const sink = new TransportSink({ write: (chunk) => res.write(chunk), buffered: () => res.writableLength, end: () => res.end(), drop: () => res.destroy() }, this.maxBufferedBytes);
       request.onAbort = () => sink.markClosed();
       queueMicrotask(() => stream(sink));
     } else if (status === 204 || status === 304 || body === undefined) {

@@ -261,15 +261,17 @@ class InjectedTransportRequest extends TransportRequest {
 
 /**
  * The sink of a streamed reply over a transport's write function. `write` returns false
- * while the client lags; past `limit` queued bytes the stream is ended (a client that does
- * not read is dropped, never buffered without bound).
+ * while the client lags; once more than `limit` bytes wait, the next write drops the connection (`drop`: the
+ * socket is closed at once, not ended politely behind what already waits, which a client
+ * that does not read would never take), so it is never buffered without bound and never
+ * holds a connection open.
  */
 export class TransportSink implements StreamSink {
   closed = false;
   private listeners: Array<() => void> = [];
 
   constructor(
-    private readonly io: { write(chunk: string): boolean; buffered(): number; end(): void },
+    private readonly io: { write(chunk: string): boolean; buffered(): number; end(): void; drop(): void },
     private readonly limit: number,
   ) {}
 
@@ -279,12 +281,15 @@ export class TransportSink implements StreamSink {
 
   write(chunk: string): boolean {
     if (this.closed) return false;
-    const ok = this.io.write(chunk);
-    if (!ok && this.io.buffered() > this.limit) {
-      this.end();
+    // Checked before writing: one change larger than the limit still reaches a client that
+    // reads; what waits beyond the limit from earlier writes means the client does not.
+    if (this.io.buffered() > this.limit) {
+      this.closed = true;
+      this.io.drop();
+      this.markClosed();
       return false;
     }
-    return ok;
+    return this.io.write(chunk);
   }
 
   end(): void {

@@ -71,6 +71,12 @@ export class UwsHttpServer extends HttpServerCore {
           close: (code, reason) => {
             if (!data.closed) ws.end(code ?? 1000, reason ?? '');
           },
+          subscribe: (topic) => {
+            if (!data.closed) ws.subscribe(topic);
+          },
+          unsubscribe: (topic) => {
+            if (!data.closed) ws.unsubscribe(topic);
+          },
         });
       },
       message: (ws, message) => ws.getUserData().session?.onMessage(decoder.decode(message)),
@@ -93,6 +99,11 @@ export class UwsHttpServer extends HttpServerCore {
         resolve();
       });
     });
+  }
+
+  /** One message to every subscriber of `topic`, fanned out by uWS (backpressure limits apply per socket). */
+  publish(topic: string, text: string): void {
+    this.app?.publish(topic, text, false, false);
   }
 
   protected stopAccepting(): void {
@@ -239,6 +250,10 @@ export class UwsHttpServer extends HttpServerCore {
         buffered: () => waiting,
         end: () => {
           if (request.res !== null) res.cork(() => res.end());
+          request.res = null;
+        },
+        drop: () => {
+          if (request.res !== null) res.close();
           request.res = null;
         },
       },

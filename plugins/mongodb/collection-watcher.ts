@@ -1,4 +1,4 @@
-import type { ChangeStream, Collection, Document, ResumeToken } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, ChangeStreamOptions, Collection, Document, ResumeToken } from 'mongodb';
 import type { Logger } from '../../kernel/index.js';
 
 /** What a cache over a collection needs to hear (Source.watchStore). */
@@ -9,7 +9,8 @@ const UNSUPPORTED = new Set([40573, 40324, 115, 20]);
 
 /**
  * Follows every change to one entry collection (issue #15 item 3), so per-node caches of
- * query results drop what another node's write made stale. `changed` on each event;
+ * query results drop what another node's write made stale, and (issue #19) the changes
+ * other nodes made reach this node's change feed (entry-watch.ts reads the events). `changed` on each event;
  * `unreliable` while the stream is down (a cache must stop serving from memory), then
  * `reliable` once it runs again (preceded by `changed`: events may have been missed).
  * Errors re-open it from the resume token with backoff; without change streams
@@ -30,13 +31,19 @@ export class CollectionWatcher {
     private readonly emit: (event: StoreEvent) => void,
     private readonly logger: Logger,
     private readonly retry: { initialMs: number; maxMs: number },
+    /** Every change event itself (the changes other nodes made reach the change feed: entry-watch.ts). */
+    private readonly onChange: (change: ChangeStreamDocument<Document>) => void = () => undefined,
   ) {}
 
   start(): void {
     if (this.stopped || this.stream) return;
     let stream: ChangeStream;
     try {
-      stream = this.collection().watch([], this.token ? { resumeAfter: this.token } : {});
+      // The document after each change (and before it, where the collection keeps pre-images,
+      // MongoDB 6+) is what the change feed shows of another node's write.
+      const options: ChangeStreamOptions = { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' };
+      if (this.token) options.resumeAfter = this.token;
+      stream = this.collection().watch([], options);
     } catch (error) {
       this.ended(undefined, error as Error);
       return;
@@ -50,10 +57,15 @@ export class CollectionWatcher {
       this.emit('reliable');
     };
     stream.on('resumeTokenChanged', opened);
-    stream.on('change', (change: Document) => {
+    stream.on('change', (change: ChangeStreamDocument<Document>) => {
       opened();
       this.token = change._id as ResumeToken;
       this.emit('changed');
+      try {
+        this.onChange(change);
+      } catch (error) {
+        this.logger.error({ err: error }, 'a listener of collection changes failed');
+      }
     });
     stream.on('error', (error: Error) => this.ended(stream, error));
     stream.on('close', () => this.ended(stream, undefined));

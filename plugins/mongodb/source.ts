@@ -2,12 +2,13 @@ import { randomInt } from 'node:crypto';
 import type { Collection, Document, Filter } from 'mongodb';
 import { KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
-import type { Entry, EntryKey, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
+import type { Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js';
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
 import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
+import { EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
 import type { IndexBuilds } from './index-builds.js';
@@ -73,6 +74,8 @@ export class MongoSource implements Source {
   private readonly storeListeners = new Set<(event: StoreEvent) => void>();
   private watcher: CollectionWatcher | undefined;
   private readonly maxTimeMS: number;
+  /** Changes made by other nodes, announced to the change feed (see onExternalChange). */
+  private readonly remote: EntryWatch;
 
   constructor(context: SourceContext, connections: MongoConnections, private readonly options: MongoSourceOptions) {
     this.definition = context.definition;
@@ -83,6 +86,7 @@ export class MongoSource implements Source {
     this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default').acquire();
     this.logger = context.logger.child({ collection: this.collectionName });
     this.maxTimeMS = options.queryTimeoutMs ?? QUERY_TIME_LIMIT_MS;
+    this.remote = new EntryWatch(this.keyName, this.logger);
     this.listProjection = { [KEY_ORDER_FIELD]: 0 };
     for (const field of context.definition.fields) {
       if (field.protected && field.handle !== this.keyName) this.listProjection[field.handle] = 0;
@@ -133,28 +137,44 @@ export class MongoSource implements Source {
    */
   watchStore(listener: (event: StoreEvent) => void): () => void {
     this.storeListeners.add(listener);
-    if (!this.watcher && !this.closed) {
-      const watcher = new CollectionWatcher(
-        () => this.collection as unknown as Collection<Document>,
-        (event) => {
-          for (const l of [...this.storeListeners]) l(event);
-        },
-        this.logger,
-        { initialMs: this.options.retryInitialMs ?? 200, maxMs: this.options.retryMaxMs ?? 30_000 },
-      );
-      this.watcher = watcher;
-      void this.connection
-        .whenConnected(2 ** 31 - 1)
-        .then(() => watcher.start())
-        .catch(() => undefined);
-    }
+    this.follow();
     return () => this.storeListeners.delete(listener);
+  }
+
+  /**
+   * Entries changed by other nodes sharing the collection reach this node's change feed
+   * (issue #19); this node's own writes are not announced again (entry-watch.ts).
+   */
+  onExternalChange(listener: (changes: ExternalChange[]) => void): () => void {
+    const off = this.remote.listen(listener);
+    this.follow();
+    return off;
+  }
+
+  /** One change stream per collection, for the caches and the change feed alike, once connected. */
+  private follow(): void {
+    if (this.watcher || this.closed) return;
+    const watcher = new CollectionWatcher(
+      () => this.collection as unknown as Collection<Document>,
+      (event) => {
+        for (const l of [...this.storeListeners]) l(event);
+      },
+      this.logger,
+      { initialMs: this.options.retryInitialMs ?? 200, maxMs: this.options.retryMaxMs ?? 30_000 },
+      (change) => this.remote.handle(change),
+    );
+    this.watcher = watcher;
+    void this.connection
+      .whenConnected(2 ** 31 - 1)
+      .then(() => watcher.start())
+      .catch(() => undefined);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     await this.lock.idle();
     await this.watcher?.stop();
+    this.remote.close();
     // A build in flight finishes on the server anyway; its client must stay open until it answers.
     await this.indexing;
     this.closed = true;
@@ -247,48 +267,71 @@ export class MongoSource implements Source {
     const mode = intent?.mode;
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => {
-        if (mode === undefined) {
-          // No intent (the bare Source contract: create or replace, last write wins). The
-          // revision only has to differ from the one replaced: a random one, as nothing was read.
-          await this.raiseCounterFor(id);
-          document[REVISION_FIELD] = randomInt(1, 2 ** 47);
-          await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
-          delete document[KEY_ORDER_FIELD];
-          return this.entryOf(document);
+        // Remembered before it is sent, so its change event (which may come before the reply)
+        // is recognised as this node's own write and not announced again (entry-watch.ts).
+        const unexpect = this.remote.expect(id, this.expectedEntry(id, document, previous, mode));
+        try {
+          return await this.write(key, id, document, intent);
+        } catch (error) {
+          unexpect();
+          throw error;
         }
-        if (mode === 'create' || previous === undefined) {
-          await this.raiseCounterFor(id);
-          document[REVISION_FIELD] = 1;
-          await this.collection.insertOne(document as StoredDocument);
-          delete document[KEY_ORDER_FIELD];
-          return this.entryOf(document);
-        }
-        const revision = this.revisions.filterOf(previous);
-        if (mode === 'patch') {
-          const filter: Document = { _id: id };
-          if (intent?.precondition && revision !== undefined) filter[REVISION_FIELD] = revision;
-          const { $set, $unset } = patchUpdate(previous, document, this.keyName);
-          const update: Document = { $inc: { [REVISION_FIELD]: 1 } };
-          if (Object.keys($set).length > 0) update.$set = $set;
-          if (Object.keys($unset).length > 0) update.$unset = $unset;
-          const stored = await this.collection.findOneAndUpdate(filter as Filter<StoredDocument>, update, {
-            returnDocument: 'after',
-            projection: { [KEY_ORDER_FIELD]: 0 },
-            maxTimeMS: this.maxTimeMS,
-          });
-          if (!stored) throw new StaleWriteError(key, intent?.precondition, !intent?.precondition);
-          return this.entryOf(stored);
-        }
-        // replace: only over the version it was decided on.
-        const filter: Document = { _id: id };
-        if (revision !== undefined) filter[REVISION_FIELD] = revision;
-        document[REVISION_FIELD] = (revision ?? 0) + 1;
-        const result = await this.collection.replaceOne(filter as Filter<StoredDocument>, document as StoredDocument);
-        if (result.matchedCount === 0) throw new StaleWriteError(key, intent?.precondition, false);
-        delete document[KEY_ORDER_FIELD];
-        return this.entryOf(document);
       }),
     );
+  }
+
+  /** The entry as a write will store it (a PATCH applies its changes to the version read). */
+  private expectedEntry(id: EntryKey, document: Document, previous: Entry | undefined, mode: WriteIntent['mode'] | undefined): Entry {
+    if (mode !== 'patch' || previous === undefined) return fromDocument(document, this.keyName);
+    const { $set, $unset } = patchUpdate(previous, document, this.keyName);
+    const expected: Entry = { ...previous, ...$set, [this.keyName]: id };
+    for (const name of Object.keys($unset)) delete expected[name];
+    return expected;
+  }
+
+  private async write(key: EntryKey, id: EntryKey, document: Document, intent: WriteIntent | undefined): Promise<Entry> {
+    const previous = intent?.previous;
+    const mode = intent?.mode;
+    if (mode === undefined) {
+      // No intent (the bare Source contract: create or replace, last write wins). The
+      // revision only has to differ from the one replaced: a random one, as nothing was read.
+      await this.raiseCounterFor(id);
+      document[REVISION_FIELD] = randomInt(1, 2 ** 47);
+      await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
+      delete document[KEY_ORDER_FIELD];
+      return this.entryOf(document);
+    }
+    if (mode === 'create' || previous === undefined) {
+      await this.raiseCounterFor(id);
+      document[REVISION_FIELD] = 1;
+      await this.collection.insertOne(document as StoredDocument);
+      delete document[KEY_ORDER_FIELD];
+      return this.entryOf(document);
+    }
+    const revision = this.revisions.filterOf(previous);
+    if (mode === 'patch') {
+      const filter: Document = { _id: id };
+      if (intent?.precondition && revision !== undefined) filter[REVISION_FIELD] = revision;
+      const { $set, $unset } = patchUpdate(previous, document, this.keyName);
+      const update: Document = { $inc: { [REVISION_FIELD]: 1 } };
+      if (Object.keys($set).length > 0) update.$set = $set;
+      if (Object.keys($unset).length > 0) update.$unset = $unset;
+      const stored = await this.collection.findOneAndUpdate(filter as Filter<StoredDocument>, update, {
+        returnDocument: 'after',
+        projection: { [KEY_ORDER_FIELD]: 0 },
+        maxTimeMS: this.maxTimeMS,
+      });
+      if (!stored) throw new StaleWriteError(key, intent?.precondition, !intent?.precondition);
+      return this.entryOf(stored);
+    }
+    // replace: only over the version it was decided on.
+    const filter: Document = { _id: id };
+    if (revision !== undefined) filter[REVISION_FIELD] = revision;
+    document[REVISION_FIELD] = (revision ?? 0) + 1;
+    const result = await this.collection.replaceOne(filter as Filter<StoredDocument>, document as StoredDocument);
+    if (result.matchedCount === 0) throw new StaleWriteError(key, intent?.precondition, false);
+    delete document[KEY_ORDER_FIELD];
+    return this.entryOf(document);
   }
 
   async delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
@@ -296,17 +339,28 @@ export class MongoSource implements Source {
     const revision = this.revisions.filterOf(intent?.previous);
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => {
-        if (revision === undefined) return (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
-        // Only the version the request was decided on (its hooks saw that one).
-        const deleted = (await this.collection.deleteOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>)).deletedCount > 0;
-        if (deleted) return true;
-        // Lost a race: deleted by another request already (nothing to do: false, a 404), or
-        // changed since it was read (409, or 412 with If-Match). Only this case reads again.
-        const still = await this.collection.findOne({ _id: id }, { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS });
-        if (!still && !intent?.precondition) return false;
-        throw new StaleWriteError(key, intent?.precondition, false);
+        const unexpect = this.remote.expect(id, null);
+        let deleted = false;
+        try {
+          deleted = await this.remove(key, id, revision, intent);
+          return deleted;
+        } finally {
+          if (!deleted) unexpect();
+        }
       }),
     );
+  }
+
+  private async remove(key: EntryKey, id: EntryKey, revision: number | null | undefined, intent: WriteIntent | undefined): Promise<boolean> {
+    if (revision === undefined) return (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
+    // Only the version the request was decided on (its hooks saw that one).
+    const deleted = (await this.collection.deleteOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>)).deletedCount > 0;
+    if (deleted) return true;
+    // Lost a race: deleted by another request already (nothing to do: false, a 404), or
+    // changed since it was read (409, or 412 with If-Match). Only this case reads again.
+    const still = await this.collection.findOne({ _id: id }, { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS });
+    if (!still && !intent?.precondition) return false;
+    throw new StaleWriteError(key, intent?.precondition, false);
   }
 
   truncate(): Promise<void> {

@@ -93,16 +93,8 @@ export function changesEndpoint(deps: ChangesDeps): ExtraEndpoint {
 }
 
 function eventStream(deps: ChangesDeps, subscription: Subscription): HttpReply {
-  let sink: StreamSink | undefined;
-  const early: Change[] = [];
-  const deliver = (change: Change): void => {
-    if (!subscription.accepts(change)) return;
-    if (sink === undefined) early.push(change);
-    else sink.write(sseEvent(change));
-  };
-  // Subscribed now (a bad or expired cursor is a 400/410 answer, not a broken stream);
-  // changes arriving before the response is open wait in `early`.
-  const { replay, unsubscribe } = deps.feed.resume(subscription.stream, subscription.since, deliver);
+  // A bad or expired cursor is a 400/410 answer now, not a broken stream.
+  deps.feed.resume(subscription.stream, subscription.since);
   return {
     status: 200,
     type: 'text/event-stream; charset=utf-8',
@@ -111,20 +103,30 @@ function eventStream(deps: ChangesDeps, subscription: Subscription): HttpReply {
       // Proxies (nginx) must not buffer the stream.
       ['X-Accel-Buffering', 'no'],
     ],
+    // Subscribed only once the stream is open: a reply that is never streamed (HEAD, a client
+    // gone before the answer) leaves no listener behind. Replay and subscription happen in
+    // this one turn of the event loop, so no change falls between them.
     stream: (open) => {
-      sink = open;
+      let resumed: ReturnType<ChangeFeed['resume']>;
+      try {
+        resumed = deps.feed.resume(subscription.stream, subscription.since, (change) => {
+          if (subscription.accepts(change)) open.write(sseEvent(change));
+        });
+      } catch {
+        // The cursor expired in the meantime: the client reconnects with it and gets the 410.
+        open.end();
+        return;
+      }
       deps.open.add(open);
       const heartbeat = setInterval(() => open.write(': heartbeat\n\n'), deps.heartbeatMs);
       heartbeat.unref();
       open.onClose(() => {
         clearInterval(heartbeat);
-        unsubscribe();
+        resumed.unsubscribe();
         deps.open.delete(open);
       });
       let text = 'retry: 2000\n: connected\n\n';
-      for (const change of replay) if (subscription.accepts(change)) text += sseEvent(change);
-      for (const change of early) text += sseEvent(change);
-      early.length = 0;
+      for (const change of resumed.replay) if (subscription.accepts(change)) text += sseEvent(change);
       open.write(text);
     },
   };

@@ -4,7 +4,7 @@
  */
 export type { Change, ChangeEvent, ChangeListener, FeedLimits } from './feed.js';
 export type { ChangeFeed } from './feed.js';
-export type { WebhookConfig } from './webhooks.js';
+export type { StreamWebhook, WebhookConfig } from './webhooks.js';
 export { signature } from './webhooks.js';
 export { REALTIME, type Realtime } from './tokens.js';
 export { realtimePlugin as default } from './plugin.js';

@@ -1,16 +1,17 @@
 import path from 'node:path';
-import { definePlugin, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin } from '../../kernel/index.js';
 import type { EntryHookPayload } from '../entries/index.js';
-import { API, type ApiService } from '../api/index.js';
+import { API } from '../api/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
-import { HTTP_SERVER, type HttpServer, type StreamSink } from '../http/index.js';
+import { HTTP_SERVER, type StreamSink } from '../http/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
 import { changesEndpoint } from './changes-endpoint.js';
 import { ChangeFeed, type ChangeEvent } from './feed.js';
 import { RealtimeSession } from './socket-session.js';
 import { REALTIME, type Realtime } from './tokens.js';
-import { Webhooks } from './webhooks.js';
 import { realtimeSettings } from './settings.js';
+import { socketMessage, topicOf } from './subscription.js';
+import { STREAM_WEBHOOKS_SCHEMA, Webhooks, type StreamWebhook } from './webhooks.js';
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol']);
@@ -21,88 +22,98 @@ const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', '
  * and JSON pages (`GET <prefix>/streams/{stream}/changes`), WebSocket subscriptions
  * (`<prefix>/realtime`) and signed webhooks with a durable outbox. docs/realtime.md.
  */
-export const realtimePlugin = definePlugin({
-  name: 'realtime',
-  settings: realtimeSettings,
-  requires: ['api', 'entries', 'streams', 'http'],
-  register({ container, config, hooks, logger }) {
-    const settings = (config as KernelConfig).realtime;
-    const folder = path.join(config.streams.data_path, '.realtime');
-    const log = logger.child({ plugin: 'realtime' });
-    const feed = new ChangeFeed(path.join(folder, 'changes.jsonl'), { count: settings.history.count, maxAgeSeconds: settings.history.max_age_seconds }, log);
-    const webhooks = new Webhooks(
-      path.join(folder, 'outbox.jsonl'),
-      settings.webhooks,
-      { timeoutMs: settings.webhook_timeout_ms, maxAttempts: settings.webhook_max_attempts, retryBaseMs: settings.webhook_retry_base_ms },
-      log,
-    );
-    const open = new Set<StreamSink>();
-    const sessions = new Set<RealtimeSession>();
-    const realtime: Realtime = { feed, webhooks, open, sessions };
-    container.registerInstance(REALTIME, realtime);
+export const realtimePlugin = definePlugin(() => {
+  let realtime: Realtime;
+  return {
+    name: 'realtime',
+    settings: realtimeSettings,
+    requires: ['api', 'entries', 'streams', 'http'],
+    register({ provide, use, config, hooks, logger }) {
+      const settings = config.realtime;
+      const folder = path.join(config.streams.data_path, '.realtime');
+      const log = logger.child({ plugin: 'realtime' });
+      const feed = new ChangeFeed(path.join(folder, 'changes.jsonl'), { count: settings.history.count, maxAgeSeconds: settings.history.max_age_seconds }, log);
+      const streams = use(STREAM_REGISTRY);
+      const registry = (): StreamRegistry => streams;
+      // A stream may declare its own webhooks (`"webhooks": [...]` in its definition).
+      hooks.on('definition.extend', ({ extend }) => extend('webhooks', STREAM_WEBHOOKS_SCHEMA));
+      const webhooks = new Webhooks(
+        path.join(folder, 'outbox.jsonl'),
+        settings.webhooks,
+        { timeoutMs: settings.webhook_timeout_ms, maxAttempts: settings.webhook_max_attempts, retryBaseMs: settings.webhook_retry_base_ms },
+        log,
+        (stream) => (registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? [],
+      );
+      const open = new Set<StreamSink>();
+      const sessions = new Set<RealtimeSession>();
+      realtime = { feed, webhooks, open, sessions };
+      provide(REALTIME, realtime);
 
-    const api = container.resolve<ApiService>(API);
-    const registry = (): StreamRegistry => container.resolve<StreamRegistry>(STREAM_REGISTRY);
-    const entries = (): EntriesService => container.resolve<EntriesService>(ENTRIES);
-    api.addEndpoint(
-      changesEndpoint({ feed, api, registry, entries, pageDefaults: config.api, heartbeatMs: settings.heartbeat_seconds * 1000, open }),
-    );
-    api.addEndpoint({
-      name: 'realtime.socket',
-      method: 'GET',
-      pattern: '/realtime',
-      resource: 'entries',
-      openapi: {
-        summary: 'WebSocket subscriptions to the change feed (connect with Upgrade: websocket; see docs/realtime.md); a plain GET answers 426',
-        responses: { '101': { description: 'Switching Protocols: the socket is open' } },
-      },
-      handler: async (request) => {
-        if (!request.upgrade) {
-          return api.errorReply(request, 426, 'This is a WebSocket endpoint: connect with "Upgrade: websocket" (docs/realtime.md).', [['Upgrade', 'websocket']]);
-        }
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(request.headers)) if (!UPGRADE_HEADERS.has(name)) headers[name] = value;
-        const server = container.resolve<HttpServer>(HTTP_SERVER);
-        const context = { feed, server, prefix: request.api.prefix, headers, ip: request.ip, logger: log, onClose: (s: RealtimeSession) => sessions.delete(s) };
-        return {
-          status: 101,
-          upgrade: (peer) => {
-            const session = new RealtimeSession(peer, context);
-            sessions.add(session);
-            return session;
-          },
-        };
-      },
-    });
+      const api = use(API);
+      const entriesService = use(ENTRIES);
+      const entries = (): EntriesService => entriesService;
+      const server = use(HTTP_SERVER);
+      api.addEndpoint(
+        changesEndpoint({ feed, api, registry, entries, pageDefaults: config.api, heartbeatMs: settings.heartbeat_seconds * 1000, open }),
+      );
+      api.addEndpoint({
+        name: 'realtime.socket',
+        method: 'GET',
+        pattern: '/realtime',
+        resource: 'entries',
+        openapi: {
+          summary: 'WebSocket subscriptions to the change feed (connect with Upgrade: websocket; see docs/realtime.md); a plain GET answers 426',
+          responses: { '101': { description: 'Switching Protocols: the socket is open' } },
+        },
+        handler: async (request) => {
+          if (!request.upgrade) {
+            return api.errorReply(request, 426, 'This is a WebSocket endpoint: connect with "Upgrade: websocket" (docs/realtime.md).', [['Upgrade', 'websocket']]);
+          }
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(request.headers)) if (!UPGRADE_HEADERS.has(name)) headers[name] = value;
+          const context = { feed, server, prefix: request.api.prefix, headers, ip: request.ip, logger: log, onClose: (s: RealtimeSession) => sessions.delete(s) };
+          return {
+            status: 101,
+            upgrade: (peer) => {
+              const session = new RealtimeSession(peer, context);
+              sessions.add(session);
+              return session;
+            },
+          };
+        },
+      });
 
-    // Every change, from the API or from a file edited on disk, enters the feed; webhooks
-    // get theirs in the outbox (on disk) before the write is acknowledged.
-    const publish = (event: ChangeEvent) => async (payload: EntryHookPayload) => {
-      const definition = registry().get(payload.stream);
-      if (definition === undefined) return;
-      const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
-      const match = event === 'deleted' ? (payload.original ?? payload.entry) : payload.entry;
-      const change = feed.publish(payload.stream, event, payload.key, data, match);
-      if (webhooks.enabled) await webhooks.enqueue(change);
-    };
-    hooks.on('entry.created', publish('created'));
-    hooks.on('entry.updated', publish('updated'));
-    hooks.on('entry.deleted', publish('deleted'));
-    hooks.on('definition.changed', ({ id, action }) => {
-      if (action === 'deleted') feed.drop(id);
-    });
-  },
-  async boot({ container }) {
-    const { feed, webhooks } = container.resolve<Realtime>(REALTIME);
-    await feed.load();
-    await webhooks.load();
-    if (webhooks.enabled) container.resolve<HttpServer>(HTTP_SERVER).addReadinessCheck('webhooks', () => ({ ready: true, details: webhooks.report() }));
-  },
-  async shutdown({ container }) {
-    const { feed, webhooks, open, sessions } = container.resolve<Realtime>(REALTIME);
-    for (const sink of [...open]) sink.end();
-    for (const session of [...sessions]) session.close();
-    await feed.close();
-    await webhooks.close();
-  },
+      // Every change, from the API or from a file edited on disk, enters the feed; webhooks
+      // get theirs in the outbox (on disk) before the write is acknowledged.
+      const publish = (event: ChangeEvent) => async (payload: EntryHookPayload) => {
+        const definition = registry().get(payload.stream);
+        if (definition === undefined) return;
+        const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
+        const match = event === 'deleted' ? (payload.original ?? payload.entry) : payload.entry;
+        const change = feed.publish(payload.stream, event, payload.key, data, match);
+        // WebSocket subscribers of the whole stream, on uWS: one publish, fanned out natively.
+        server.publish?.(topicOf(change.stream), socketMessage(change));
+        await webhooks.enqueue(change);
+      };
+      hooks.on('entry.created', publish('created'));
+      hooks.on('entry.updated', publish('updated'));
+      hooks.on('entry.deleted', publish('deleted'));
+      hooks.on('definition.changed', ({ id, action }) => {
+        if (action === 'deleted') feed.drop(id);
+      });
+    },
+    async boot({ use }) {
+      const { feed, webhooks } = realtime;
+      await feed.load();
+      await webhooks.load();
+      use(HTTP_SERVER).addReadinessCheck('webhooks', () => ({ ready: true, details: webhooks.report() }));
+    },
+    async shutdown() {
+      const { feed, webhooks, open, sessions } = realtime;
+      for (const sink of [...open]) sink.end();
+      for (const session of [...sessions]) session.close();
+      await feed.close();
+      await webhooks.close();
+    },
+  };
 });

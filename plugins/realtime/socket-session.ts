@@ -1,11 +1,13 @@
 import { assertSafeKeys, type HttpServer, type WebSocketPeer, type WebSocketSession } from '../http/index.js';
 import type { Change, ChangeFeed } from './feed.js';
-import { changeJson } from './subscription.js';
+import { socketMessage, topicOf } from './subscription.js';
 import { PROBE, type Probe } from './changes-endpoint.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
 
 /** Streams one socket may follow at once. */
 const MAX_SUBSCRIPTIONS = 100;
+/** Messages of one socket waiting for the one being handled; more are refused (429). */
+const MAX_QUEUED = 64;
 
 export interface SessionContext {
   feed: ChangeFeed;
@@ -28,6 +30,9 @@ export interface SessionContext {
 export class RealtimeSession implements WebSocketSession {
   private readonly subscriptions = new Map<string, () => void>();
   private closed = false;
+  /** The messages of a socket are handled one after another, in the order sent. */
+  private queue: Promise<void> = Promise.resolve();
+  private queued = 0;
 
   constructor(
     private readonly peer: WebSocketPeer,
@@ -35,7 +40,15 @@ export class RealtimeSession implements WebSocketSession {
   ) {}
 
   onMessage(text: string): void {
-    void this.handle(text).catch((error: unknown) => this.error(500, 'Internal Server Error', undefined, error));
+    // A subscribe waits for its access check; an unsubscribe sent after it must not overtake it.
+    if (this.queued >= MAX_QUEUED) return this.error(429, `Too many messages waiting: at most ${MAX_QUEUED} at a time.`);
+    this.queued++;
+    this.queue = this.queue
+      .then(() => (this.closed ? undefined : this.handle(text)))
+      .catch((error: unknown) => this.error(500, 'Internal Server Error', undefined, error))
+      .finally(() => {
+        this.queued--;
+      });
   }
 
   onClose(): void {
@@ -89,24 +102,39 @@ export class RealtimeSession implements WebSocketSession {
     const subscription = probe.subscription;
     if (reply.status >= 400 || subscription === undefined) return this.error(reply.status >= 400 ? reply.status : 403, messageOf(reply.body) ?? 'Subscription refused.', stream);
     if (this.subscriptions.has(stream)) return this.error(409, `Already subscribed to [${stream}].`, stream);
+    // Every change of the stream, on a transport with native pub/sub (uWS): one topic per
+    // stream, written to all its subscribers by uWS itself (the plugin publishes each change
+    // once); filtered subscriptions, and node:http, get each change from a feed listener.
+    const { peer } = this;
+    const topic = !subscription.filtered && peer.subscribe !== undefined && this.context.server.publish !== undefined ? topicOf(stream) : undefined;
     let resumed;
     try {
-      resumed = this.context.feed.resume(stream, subscription.since, (change) => {
-        if (subscription.accepts(change)) this.sendChange(change);
-      });
+      resumed = this.context.feed.resume(
+        stream,
+        subscription.since,
+        topic === undefined
+          ? (change) => {
+              if (subscription.accepts(change)) this.sendChange(change);
+            }
+          : undefined,
+      );
     } catch (error) {
       if (isAppError(error)) return this.error(error.status, error.message, stream);
       throw error;
     }
-    this.subscriptions.set(stream, resumed.unsubscribe);
+    // Replay and subscription in this same turn of the event loop: no change falls between.
+    if (topic !== undefined) {
+      peer.subscribe!(topic);
+      this.subscriptions.set(stream, () => peer.unsubscribe?.(topic));
+    } else {
+      this.subscriptions.set(stream, resumed.unsubscribe);
+    }
     this.send({ type: 'subscribed', stream, cursor: this.context.feed.latest ?? null });
     for (const change of resumed.replay) if (subscription.accepts(change)) this.sendChange(change);
   }
 
   private sendChange(change: Change): void {
-    if (this.closed) return;
-    // {"type":..,"stream":..,"id":..,"data":..,"cursor":..}
-    this.peer.send(`{"type":"${change.event}",${changeJson(change).slice(1, -1)},"cursor":${JSON.stringify(change.cursor)}}`);
+    if (!this.closed) this.peer.send(socketMessage(change));
   }
 
   private send(message: Record<string, unknown>): void {

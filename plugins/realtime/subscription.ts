@@ -8,6 +8,8 @@ import type { Change } from './feed.js';
 export interface Subscription {
   stream: string;
   since: string | undefined;
+  /** True when the subscription has `where[...]` filters (every change of the stream otherwise). */
+  filtered: boolean;
   /** True when the change passes the subscription's `where[...]`/`constraint[...]` filters. */
   accepts(change: Change): boolean;
 }
@@ -27,7 +29,17 @@ export function subscriptionOf(request: ApiRequest, registry: StreamRegistry, en
   if (since !== undefined && since.length > MAX_CURSOR) throw new BadRequestError('The cursor is too long.', { parameter: 'since' });
   const query = parseListQuery(request.query, pageDefaults);
   const match = query.where.length === 0 ? undefined : entries.matcher(definition.id, query.where);
-  return { stream: definition.id, since, accepts: (change) => match === undefined || match(change.match) };
+  return { stream: definition.id, since, filtered: match !== undefined, accepts: (change) => match === undefined || match(change.match) };
+}
+
+/** The pub/sub topic of every change of a stream (WebSocket subscriptions without filters, uWS only). */
+export function topicOf(stream: string): string {
+  return `changes/${stream}`;
+}
+
+/** A change as a WebSocket message: `{"type":<event>,"stream","id","data","cursor"}`. */
+export function socketMessage(change: Change): string {
+  return `{"type":"${change.event}",${changeJson(change).slice(1, -1)},"cursor":${JSON.stringify(change.cursor)}}`;
 }
 
 /** A change as clients see it (SSE `data`, WebSocket messages, JSON pages, webhook bodies). */

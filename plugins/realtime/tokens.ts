@@ -1,9 +1,10 @@
+import { serviceRef } from '../../kernel/index.js';
 import type { StreamSink } from '../http/index.js';
 import type { ChangeFeed } from './feed.js';
 import type { RealtimeSession } from './socket-session.js';
 import type { Webhooks } from './webhooks.js';
 
-/** The realtime plugin's state: `container.resolve<Realtime>(REALTIME)`. */
+/** The realtime plugin's state: `context.use(REALTIME)` (tests, addons that follow the feed). */
 export interface Realtime {
   feed: ChangeFeed;
   webhooks: Webhooks;
@@ -13,4 +14,4 @@ export interface Realtime {
   sessions: Set<RealtimeSession>;
 }
 
-export const REALTIME = Symbol.for('streams-kernel:realtime');
+export const REALTIME = serviceRef<Realtime>('realtime');

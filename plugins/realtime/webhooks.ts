@@ -15,6 +15,34 @@ export interface WebhookConfig {
   secret?: string;
 }
 
+/**
+ * A webhook declared in a stream definition (`"webhooks": [...]`): that stream's changes
+ * only. Definitions are readable through the API (and may be stored in a shared database),
+ * so the signing secret is never written there: `secret_env` names the environment variable
+ * that holds it.
+ */
+export interface StreamWebhook {
+  url: string;
+  events?: ChangeEvent[];
+  secret_env?: string;
+}
+
+/** JSON Schema of a definition's `webhooks` key (registered through `definition.extend`). */
+export const STREAM_WEBHOOKS_SCHEMA = {
+  type: 'array',
+  maxItems: 20,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['url'],
+    properties: {
+      url: { type: 'string', pattern: '^https?://', maxLength: 2048 },
+      events: { type: 'array', items: { enum: ['created', 'updated', 'deleted'] }, uniqueItems: true },
+      secret_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' },
+    },
+  },
+};
+
 export interface WebhookSettings {
   timeoutMs: number;
   /** Attempts before a delivery is given up (logged as an error). */
@@ -26,6 +54,9 @@ export interface WebhookSettings {
 interface Delivery {
   id: string;
   url: string;
+  /** The stream of the change, and whether the webhook is the stream definition's own (for its secret). */
+  stream?: string;
+  fromStream?: boolean;
   body: string;
   attempts: number;
   /** When the next attempt may run (ms since the epoch). */
@@ -42,6 +73,11 @@ interface EndpointHealth {
 }
 
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
+/**
+ * Deliveries in flight to one endpoint at a time: a backlog (an endpoint back after an outage)
+ * goes out a few at a time instead of opening one connection per pending delivery.
+ */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = 8;
 
 /** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export function signature(secret: string, body: string, unixSeconds: number): string {
@@ -61,6 +97,10 @@ export class Webhooks {
   private readonly log: JsonlLog<OutboxRecord>;
   private readonly health = new Map<string, EndpointHealth>();
   private readonly inFlight = new Set<string>();
+  /** Deliveries in flight per endpoint URL (at most MAX_IN_FLIGHT_PER_ENDPOINT each). */
+  private readonly busy = new Map<string, number>();
+  /** A due delivery waited for a busy endpoint: look again when one finishes. */
+  private waiting = false;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private closed = false;
@@ -71,12 +111,10 @@ export class Webhooks {
     private readonly hooks: WebhookConfig[],
     private readonly settings: WebhookSettings,
     private readonly logger: Logger,
+    /** The webhooks a stream's definition declares (read at each change and each attempt: definitions change live). */
+    private readonly streamHooks: (stream: string) => StreamWebhook[] = () => [],
   ) {
     this.log = new JsonlLog<OutboxRecord>(file, true, logger);
-  }
-
-  get enabled(): boolean {
-    return this.hooks.length > 0;
   }
 
   /** Read the outbox (boot) and start delivering what is pending. */
@@ -91,6 +129,10 @@ export class Webhooks {
         if (delivery) Object.assign(delivery, { attempts: record.attempts, due: record.due });
       }
     }
+    // One attempt each right away (a restart often follows a fix of the endpoint or the
+    // config); a failure then backs off from the attempts already made.
+    const now = Date.now();
+    for (const delivery of this.pending.values()) delivery.due = Math.min(delivery.due, now);
     if (this.pending.size > 0) this.logger.info({ pending: this.pending.size }, 'webhook deliveries pending from before the restart');
     this.schedule(0);
   }
@@ -99,10 +141,15 @@ export class Webhooks {
   async enqueue(change: Change): Promise<void> {
     const body = `{"event":"${change.event}","cursor":${JSON.stringify(change.cursor)},${changeJson(change).slice(1)}`;
     const added: Delivery[] = [];
+    const stream = change.stream;
     for (const hook of this.hooks) {
-      if (hook.streams !== undefined && !hook.streams.includes(change.stream)) continue;
+      if (hook.streams !== undefined && !hook.streams.includes(stream)) continue;
       if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
-      added.push({ id: randomUUID(), url: hook.url, body, attempts: 0, due: Date.now() });
+      added.push({ id: randomUUID(), url: hook.url, stream, body, attempts: 0, due: Date.now() });
+    }
+    for (const hook of this.streamHooks(stream)) {
+      if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
+      added.push({ id: randomUUID(), url: hook.url, stream, fromStream: true, body, attempts: 0, due: Date.now() });
     }
     if (added.length === 0) return;
     await Promise.all(added.map((delivery) => this.log.append({ add: delivery })));
@@ -140,26 +187,30 @@ export class Webhooks {
   private deliverDue(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
+    this.waiting = false;
     const now = Date.now();
     let next = Infinity;
+    // Oldest first (insertion order), so a backlog drains in order of the changes.
     for (const delivery of this.pending.values()) {
       if (this.inFlight.has(delivery.id)) continue;
-      if (delivery.due <= now) void this.attempt(delivery);
-      else next = Math.min(next, delivery.due);
+      if (delivery.due > now) next = Math.min(next, delivery.due);
+      else if ((this.busy.get(delivery.url) ?? 0) >= MAX_IN_FLIGHT_PER_ENDPOINT) this.waiting = true;
+      else void this.attempt(delivery);
     }
     if (next !== Infinity) this.schedule(next - now);
   }
 
   private async attempt(delivery: Delivery): Promise<void> {
     this.inFlight.add(delivery.id);
-    const hook = this.hooks.find((h) => h.url === delivery.url);
+    this.busy.set(delivery.url, (this.busy.get(delivery.url) ?? 0) + 1);
+    const secret = this.secretOf(delivery);
     const unix = Math.floor(Date.now() / 1000);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'streams-kernel-webhooks',
       'streams-delivery': delivery.id,
     };
-    if (hook?.secret) headers['streams-signature'] = signature(hook.secret, delivery.body, unix);
+    if (secret) headers['streams-signature'] = signature(secret, delivery.body, unix);
     let failure: string | undefined;
     try {
       const answer = await request(delivery.url, {
@@ -175,6 +226,10 @@ export class Webhooks {
       failure = (error as Error).message || String(error);
     } finally {
       this.inFlight.delete(delivery.id);
+      const left = (this.busy.get(delivery.url) ?? 1) - 1;
+      if (left > 0) this.busy.set(delivery.url, left);
+      else this.busy.delete(delivery.url);
+      if (this.waiting) this.schedule(0);
     }
     if (this.closed) return;
     const health = this.health.get(delivery.url) ?? { url: delivery.url, failures: 0 };
@@ -202,6 +257,19 @@ export class Webhooks {
     this.logger.warn({ url: delivery.url, delivery: delivery.id, attempts: delivery.attempts, reason: failure, retry_in_ms: delivery.due - Date.now() }, 'webhook delivery failed; retrying');
     await this.record({ retry: delivery.id, attempts: delivery.attempts, due: delivery.due });
     this.schedule(delivery.due - Date.now());
+  }
+
+  /** The signing secret of a delivery's webhook as configured now (a restart may have changed it). */
+  private secretOf(delivery: Delivery): string | undefined {
+    if (!delivery.fromStream) {
+      const stream = delivery.stream;
+      return this.hooks.find((h) => h.url === delivery.url && (stream === undefined || h.streams === undefined || h.streams.includes(stream)))?.secret;
+    }
+    const hook = delivery.stream === undefined ? undefined : this.streamHooks(delivery.stream).find((h) => h.url === delivery.url);
+    if (hook?.secret_env === undefined) return undefined;
+    const secret = process.env[hook.secret_env];
+    if (!secret) this.logger.warn({ url: delivery.url, stream: delivery.stream, variable: hook.secret_env }, 'the webhook secret variable is not set: delivering unsigned');
+    return secret || undefined;
   }
 
   private async record(record: OutboxRecord): Promise<void> {

@@ -206,6 +206,8 @@ export interface ExternalChange {
   key: EntryKey;
   entry: Entry | undefined;
   previous: Entry | undefined;
+  /** `disk` (default): a file edited by hand; `remote`: another node sharing the store (a MongoDB change stream). */
+  origin?: 'disk' | 'remote';
 }
 
 /** Why part of a stream's storage is not served as it is on disk (the last good version is). */

@@ -46,6 +46,8 @@ interface ChangeEvent {
   collection: string;
   operationType: 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'invalidate';
   documentKey?: { _id: unknown };
+  /** Inserts and replaces carry the document written, as on the server; updates only with `updateLookup`. */
+  written?: Document;
 }
 
 function token(seq: number): { _data: string } {
@@ -158,8 +160,9 @@ export class StandInServer {
     this.clients.delete(client);
   }
 
-  record(collection: string, operationType: ChangeEvent['operationType'], id?: unknown): void {
+  record(collection: string, operationType: ChangeEvent['operationType'], id?: unknown, written?: Document): void {
     const event: ChangeEvent = { seq: ++this.seq, collection, operationType, documentKey: id === undefined ? undefined : { _id: wire({ v: id }).v } };
+    if (written !== undefined) event.written = wire(written);
     this.history.push(event);
     for (const stream of [...this.streams]) stream.offer(event);
   }
@@ -334,7 +337,7 @@ export class FakeCollection {
     const doc = wire(document);
     this.checkUnique(doc);
     this.docs.push(doc);
-    this.server.record(this.collectionName, 'insert', doc._id);
+    this.server.record(this.collectionName, 'insert', doc._id, doc);
   }
 
   replace(filter: Document, replacement: Document, options: { upsert?: boolean }): { matchedCount: number; upsertedCount: number } {
@@ -344,7 +347,7 @@ export class FakeCollection {
       const next = { ...doc, _id: existing._id };
       this.checkUnique(next, existing);
       this.docs[this.docs.indexOf(existing)] = next;
-      this.server.record(this.collectionName, 'replace', existing._id);
+      this.server.record(this.collectionName, 'replace', existing._id, next);
       return { matchedCount: 1, upsertedCount: 0 };
     }
     if (!options.upsert) return { matchedCount: 0, upsertedCount: 0 };
@@ -561,7 +564,11 @@ export class FakeChangeStream extends EventEmitter {
       this.last = event.seq;
       const change: Document = { _id: token(event.seq), operationType: event.operationType, ns: { db: 'standin', coll: event.collection } };
       if (event.documentKey) change.documentKey = event.documentKey;
-      if (this.options.fullDocument === 'updateLookup' && event.documentKey && event.operationType !== 'delete') {
+      if (event.written !== undefined) {
+        // The server sends an insert's or a replace's document with the event, lookup or not.
+        change.fullDocument = wire(event.written);
+      } else if (this.options.fullDocument === 'updateLookup' && event.documentKey && event.operationType === 'update') {
+        // An update's document is read at delivery: later writes show (null once deleted).
         const current = this.server.collections.get(event.collection)?.matching({ _id: event.documentKey._id })[0];
         change.fullDocument = current ? wire(current) : null;
       }

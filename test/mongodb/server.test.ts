@@ -5,8 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { cleanups, listen, runCleanups } from '../realtime/clients.js';
 
 const url = process.env.MONGODB_URL;
 if (!url) console.info('[mongodb] two-node server tests skipped: MONGODB_URL is not set (no MongoDB server on this machine).');
@@ -52,6 +53,40 @@ describe('mongodb: two nodes on one server [real server]', () => {
       const client = new MongoClient(url!);
       await client.db(database).dropDatabase().catch(() => undefined);
       await client.close();
+    }
+  });
+
+  afterEach(runCleanups);
+
+  it.skipIf(!url)('a write through one node reaches the other node\'s Server-Sent Events subscribers (change streams)', async (context) => {
+    const client = new MongoClient(url!);
+    const hello = (await client.db('admin').command({ hello: 1 })) as { setName?: string; msg?: string };
+    await client.close();
+    if (hello.setName === undefined && hello.msg !== 'isdbgrid') {
+      console.info('[mongodb] change-stream test skipped: MONGODB_URL is a standalone server (change streams need a replica set)');
+      context.skip();
+    }
+    const database = `streams_feed_${randomBytes(4).toString('hex')}`;
+    const config = { plugins: [{ name: 'mongodb', options: { connect_wait_ms: 5000 } }], mongodb: { connections: { default: { url, database } } } };
+    const streams = { films: { config: { source: { type: 'database' } }, fields: { id: 'integer', title: 'string' } } };
+    try {
+      const [a, b] = [await startApp({ streams, config }), await startApp({ streams, config })];
+      cleanups.push(() => a.close(), () => b.close());
+      for (const node of [a, b]) await waitUntil(async () => (await node.request('GET', '/api/streams/films/entries')).status === 200);
+      await new Promise((r) => setTimeout(r, 500)); // both change streams open
+      const onA = listen(`${a.url}/api/streams/films/changes`);
+      const onB = listen(`${b.url}/api/streams/films/changes`);
+      await Promise.all([onA.opened, onB.opened]);
+      expect((await a.request('POST', '/api/streams/films/entries', { id: 1, title: 'Alien' })).status).toBe(201);
+      await waitUntil(async () => onB.events.length === 1 && onA.events.length === 1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(onB.events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 1']);
+      expect(onA.events).toHaveLength(1);
+    } finally {
+      await runCleanups();
+      const admin = new MongoClient(url!);
+      await admin.db(database).dropDatabase().catch(() => undefined);
+      await admin.close();
     }
   });
 });

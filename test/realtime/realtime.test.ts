@@ -1,77 +1,21 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createHmac } from 'node:crypto';
-import { EventSource } from 'eventsource';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { REALTIME, type Realtime } from '../../plugins/realtime/index.js';
+import type { TestApp } from '../helpers/app.js';
 import { TRANSPORTS } from '../http/transports.js';
+import { cleanups, listen, runCleanups, socket, until } from './clients.js';
+import { boot, films } from './films-app.js';
 
 /**
  * Issue #19 against a real server per transport, with real clients: the `eventsource`
  * package (what browsers' EventSource does), the `ws` package, undici, and a webhook
  * receiver on 127.0.0.1.
  */
-const films = {
-  fields: { id: 'integer', title: 'string', year: 'integer', secret: { type: 'string', protected: true } },
-};
-
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function boot(transport: string, config: Record<string, unknown> = {}, extra: Parameters<typeof startApp>[0] = {}): Promise<TestApp> {
-  const app = await startApp({ streams: { films }, data: { films: [{ id: 1, title: 'Alien', year: 1979 }] }, config: { http: { transport }, ...config }, ...extra });
-  cleanups.push(() => app.close());
-  return app;
-}
-
-interface Seen {
-  event: string;
-  id: string;
-  data: { stream: string; id: unknown; data: Record<string, unknown> | null };
-}
-
-/** An EventSource client collecting events. */
-function listen(url: string, init?: ConstructorParameters<typeof EventSource>[1]): { source: EventSource; events: Seen[]; opened: Promise<void> } {
-  const source = new EventSource(url, init);
-  const events: Seen[] = [];
-  for (const type of ['created', 'updated', 'deleted']) {
-    source.addEventListener(type, (e) => events.push({ event: type, id: (e as MessageEvent).lastEventId, data: JSON.parse((e as MessageEvent).data as string) as Seen['data'] }));
-  }
-  const opened = new Promise<void>((resolve, reject) => {
-    source.onopen = () => resolve();
-    source.onerror = (e) => reject(new Error(`EventSource error ${String((e as { code?: number }).code)}`));
-  });
-  cleanups.push(() => source.close());
-  return { source, events, opened };
-}
-
-async function until(check: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** A ws client collecting messages. */
-async function socket(url: string, headers?: Record<string, string>): Promise<{ ws: WebSocket; messages: Array<Record<string, unknown>> }> {
-  const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
-  const messages: Array<Record<string, unknown>> = [];
-  ws.on('message', (data) => messages.push(JSON.parse(String(data)) as Record<string, unknown>));
-  cleanups.push(() => ws.terminate());
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, messages };
-}
+afterEach(runCleanups);
 
 for (const transport of TRANSPORTS) {
   describe.skipIf(!transport.available)(`realtime over ${transport.name}${transport.available ? '' : ` (skipped: ${transport.skipReason})`}`, () => {
@@ -120,6 +64,36 @@ for (const transport of TRANSPORTS) {
       expect(since.events.map((e) => e.data.id)).toEqual([5, 6]);
     });
 
+    it('an EventSource that loses its connection reconnects by itself with Last-Event-ID and misses nothing', async () => {
+      const app = await boot(transport.name);
+      const { events, opened } = listen(`${app.url}/api/streams/films/changes`);
+      await opened;
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      await until(() => events.length === 1);
+      // The server ends every open stream (as a proxy or a deploy would cut it).
+      for (const sink of [...app.kernel.get(REALTIME).open]) sink.end();
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+      await app.request('PATCH', '/api/streams/films/entries/2', { title: 'two!' });
+      // `retry: 2000` tells the client to come back after 2 s.
+      await until(() => events.length === 3, 5000);
+      await app.request('DELETE', '/api/streams/films/entries/3');
+      await until(() => events.length === 4);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 2', 'created 3', 'updated 2', 'deleted 3']);
+    }, 15000);
+
+    it('an event stream that never opens (HEAD, a client gone before the answer) leaves no subscriber behind', async () => {
+      const app = await boot(transport.name);
+      const { feed } = app.kernel.get(REALTIME);
+      for (let i = 0; i < 5; i++) {
+        const head = await request(`${app.url}/api/streams/films/changes`, { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+        await head.body.dump();
+        expect(head.statusCode).toBe(200);
+      }
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      expect(feed.subscribers).toBe(0);
+    });
+
     it('filters events with where[...] like the list endpoint; a bad filter is a 400', async () => {
       const app = await boot(transport.name);
       const { events, opened } = listen(`${app.url}/api/streams/films/changes?where[year]=1990&constraint[year]=>`);
@@ -131,6 +105,10 @@ for (const transport of TRANSPORTS) {
       expect(events.map((e) => e.data.id)).toEqual([3]);
       const bad = await app.request('GET', '/api/streams/films/changes?where[year]=1&constraint[year]=bogus', undefined, { accept: 'text/event-stream' });
       expect(bad.status).toBe(400);
+      // A protected field may not steer a filter (it would reveal itself), as on the list endpoint.
+      const probing = await app.request('GET', '/api/streams/films/changes?where[secret]=x', undefined, { accept: 'text/event-stream' });
+      expect(probing.status).toBe(400);
+      expect(probing.json.errors[0].message).toMatch(/protected/);
     });
 
     it('a cursor older than the kept history answers 410 with the oldest cursor; a malformed one 400', async () => {
@@ -147,6 +125,20 @@ for (const transport of TRANSPORTS) {
       expect(gone.json.errors[0].meta.oldest).toMatch(/-/);
       expect((await page(`?since=${encodeURIComponent(gone.json.errors[0].meta.oldest)}`)).json.data.map((c: { id: number }) => c.id)).toEqual([4, 5]);
       expect((await page('?since=not-a-cursor')).status).toBe(400);
+    });
+
+    it('history is bounded by age too, even on a stream that stays idle: past max_age_seconds a cursor is 410', async () => {
+      const app = await boot(transport.name, { realtime: { history: { max_age_seconds: 1 } } });
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      const before = await app.request('GET', '/api/streams/films/changes');
+      expect(before.json.data.map((c: { id: number }) => c.id)).toEqual([2]);
+      const [run, seq] = (before.json.data[0].cursor as string).split('-');
+      const start = `${run}-${Number(seq) - 1}`;
+      expect((await app.request('GET', `/api/streams/films/changes?since=${start}`)).json.data).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await app.request('GET', '/api/streams/films/changes')).json.data).toEqual([]);
+      const gone = await app.request('GET', `/api/streams/films/changes?since=${start}`, undefined, { accept: 'text/event-stream' });
+      expect(gone.status).toBe(410);
     });
 
     it('JSON pages for polling clients: the changes after ?since=, with the next cursor', async () => {
@@ -182,6 +174,31 @@ for (const transport of TRANSPORTS) {
       expect((await app.request('GET', '/api/realtime')).status).toBe(426);
     });
 
+    it('WebSocket: a whole-stream subscription rides native pub/sub on uWS; since replays first; unsubscribe stops it', async () => {
+      const app = await boot(transport.name);
+      const { feed } = app.kernel.get(REALTIME);
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      const cursor = (await app.request('GET', '/api/streams/films/changes')).json.meta.cursor as string;
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+      const { ws, messages } = await socket(`${app.url}/api/realtime`);
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', since: cursor }));
+      await until(() => messages.length === 2);
+      // uWS fans a whole-stream subscription out itself (a topic); node:http listens on the feed.
+      expect(feed.subscribers).toBe(transport.name === 'uws' ? 0 : 1);
+      await app.request('POST', '/api/streams/films/entries', { id: 4, title: 'four' });
+      await until(() => messages.length === 3);
+      expect(messages.map((m) => `${String(m.type)} ${String(m.id)}`)).toEqual(['subscribed undefined', 'created 3', 'created 4']);
+      ws.send(JSON.stringify({ type: 'unsubscribe', stream: 'films' }));
+      await until(() => messages.length === 4);
+      expect(messages[3]).toEqual({ type: 'unsubscribed', stream: 'films' });
+      await app.request('POST', '/api/streams/films/entries', { id: 5, title: 'five' });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(messages).toHaveLength(4);
+      ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', since: messages[2]!.cursor }));
+      await until(() => messages.length === 6);
+      expect(messages.slice(4).map((m) => `${String(m.type)} ${String(m.id)}`)).toEqual(['subscribed undefined', 'created 5']);
+    });
+
     it('the gate refuses a subscription with its own status, over SSE and WebSocket alike', async () => {
       const app = await boot(transport.name, { api: { enabled: false, gate_except: ['api/realtime', 'api/streams/open/*'] } }, {
         streams: { films, open: { fields: { id: 'integer' } } },
@@ -197,6 +214,34 @@ for (const transport of TRANSPORTS) {
       expect(messages.find((m) => m.stream === 'open')).toMatchObject({ type: 'subscribed' });
     });
 
+    it('the interface middleware applies too: auth (401 for SSE and the upgrade, a token subscribes) and throttle (429)', async () => {
+      const app = await boot(transport.name, { api: { middleware: ['auth.bearer'], auth: { tokens: ['a-token-of-ours'] } } });
+      expect((await app.request('GET', '/api/streams/films/changes', undefined, { accept: 'text/event-stream' })).status).toBe(401);
+      await expect(socket(`${app.url}/api/realtime`)).rejects.toThrow(/401/);
+      const { ws, messages } = await socket(`${app.url}/api/realtime`, { authorization: 'Bearer a-token-of-ours' });
+      ws.send('{"type":"subscribe","stream":"films"}');
+      await until(() => messages.length === 1);
+      expect(messages[0]).toMatchObject({ type: 'subscribed', stream: 'films' });
+      const sse = listen(`${app.url}/api/streams/films/changes`, {
+        fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer a-token-of-ours' } }),
+      });
+      await sse.opened;
+
+      const throttled = await boot(transport.name, { api: { middleware: ['throttle:3,1'] } });
+      const client = await socket(`${throttled.url}/api/realtime`); // the upgrade is request 1
+      client.ws.send('{"type":"subscribe","stream":"films"}'); // 2
+      client.ws.send('{"type":"unsubscribe","stream":"films"}');
+      await until(() => client.messages.length === 2);
+      client.ws.send('{"type":"subscribe","stream":"films"}'); // 3
+      await until(() => client.messages.length === 3);
+      client.ws.send('{"type":"unsubscribe","stream":"films"}');
+      client.ws.send('{"type":"subscribe","stream":"films"}'); // 4: spent
+      await until(() => client.messages.length === 5);
+      expect(client.messages.map((m) => m.type)).toEqual(['subscribed', 'unsubscribed', 'subscribed', 'unsubscribed', 'error']);
+      expect(client.messages[4]).toMatchObject({ status: 429, stream: 'films' });
+      expect((await throttled.request('GET', '/api/streams/films/changes', undefined, { accept: 'text/event-stream' })).status).toBe(429);
+    });
+
     it('1,000 concurrent WebSocket subscribers all receive one change within 2 s', async () => {
       const app = await boot(transport.name);
       const clients = await Promise.all(Array.from({ length: 1000 }, () => socket(`${app.url}/api/realtime`)));
@@ -207,6 +252,64 @@ for (const transport of TRANSPORTS) {
       await until(() => clients.every((c) => c.messages.length === 2), 2000);
       expect(Date.now() - started).toBeLessThan(2000);
       expect(new Set(clients.map((c) => c.messages[1]!.cursor)).size).toBe(1);
+    }, 30000);
+
+    it('an EventSource resumes across a server restart with Last-Event-ID: exactly the missed changes, then live', async () => {
+      const app = await boot(transport.name);
+      const first = listen(`${app.url}/api/streams/films/changes`);
+      await first.opened;
+      await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+      await until(() => first.events.length === 1);
+      first.source.close();
+      await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
+      // Restart on the same folder.
+      await app.kernel.shutdown();
+      const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0, transport: transport.name }, log: { level: 'silent' } }, app.root), { plugins: [] });
+      await kernel.boot();
+      cleanups.push(() => kernel.shutdown());
+      const url = kernel.get(HTTP_SERVER).url;
+      const post = (body: unknown): Promise<void> =>
+        request(`${url}/api/streams/films/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.body.dump());
+      await post({ id: 4, title: 'four' });
+      const resumed = listen(`${url}/api/streams/films/changes`, {
+        fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'Last-Event-ID': first.events[0]!.id } }),
+      });
+      await until(() => resumed.events.length === 2);
+      await post({ id: 5, title: 'five' });
+      await until(() => resumed.events.length === 3);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(resumed.events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 3', 'created 4', 'created 5']);
+      // The JSON page resumes from the same cursor.
+      const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(first.events[0]!.id)}`);
+      expect(page.statusCode).toBe(200);
+      expect(((await page.body.json()) as { data: Array<{ id: number }> }).data.map((c) => c.id)).toEqual([3, 4, 5]);
+      // A cursor of another server (another node behind the same balancer) means nothing here: 410, not a wrong replay.
+      const foreign = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent('zz0other0node-2')}`);
+      expect(foreign.statusCode).toBe(410);
+      await foreign.body.dump();
+    });
+
+    it('an idle Server-Sent Events stream gets a heartbeat comment every heartbeat_seconds', async () => {
+      const app = await boot(transport.name, { realtime: { heartbeat_seconds: 1 } });
+      const answer = await request(`${app.url}/api/streams/films/changes`, { headers: { accept: 'text/event-stream' } });
+      cleanups.push(() => void answer.body.destroy());
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      let text = '';
+      answer.body.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      await until(() => text.split(': heartbeat\n\n').length >= 3, 3500);
+      expect(text.startsWith('retry: 2000\n: connected\n\n: heartbeat\n\n')).toBe(true);
+    });
+
+    it('200 concurrent EventSource subscribers all receive one change within 2 s', async () => {
+      const app = await boot(transport.name);
+      const clients = Array.from({ length: 200 }, () => listen(`${app.url}/api/streams/films/changes`));
+      await Promise.all(clients.map((c) => c.opened));
+      const started = Date.now();
+      await app.request('PATCH', '/api/streams/films/entries/1', { year: 1980 });
+      await until(() => clients.every((c) => c.events.length === 1), 2000);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(new Set(clients.map((c) => c.events[0]!.id)).size).toBe(1);
     }, 30000);
 
     it('a change made on disk is a change: it reaches subscribers', async () => {
@@ -220,76 +323,3 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
-
-describe('realtime across a restart and webhooks (node transport)', () => {
-  it('a client resumes across a server restart with the cursor it last saw', async () => {
-    const app = await boot('node');
-    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
-    const cursor = (await app.request('GET', '/api/streams/films/changes')).json.meta.cursor as string;
-    await app.request('POST', '/api/streams/films/entries', { id: 3, title: 'three' });
-    // Restart on the same folder.
-    const raw = { http: { host: '127.0.0.1', port: 0, transport: 'node' }, log: { level: 'silent' } };
-    await app.kernel.shutdown();
-    const kernel = new Kernel(buildConfig(raw, app.root), { plugins: [] });
-    await kernel.boot();
-    cleanups.push(() => kernel.shutdown());
-    const url = kernel.get(HTTP_SERVER).url;
-    await request(`${url}/api/streams/films/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 4, title: 'four' }) }).then((r) => r.body.dump());
-    const page = await request(`${url}/api/streams/films/changes?since=${encodeURIComponent(cursor)}`);
-    const body = (await page.body.json()) as { data: Array<{ id: number }> };
-    expect(page.statusCode).toBe(200);
-    expect(body.data.map((c) => c.id)).toEqual([3, 4]);
-  });
-
-  it('a webhook that fails twice, then accepts, gets exactly one signed delivery id, retried', async () => {
-    const received: Array<{ id: string; signature: string; body: string }> = [];
-    let answers = 0;
-    const receiver: Server = createServer((req: IncomingMessage, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        received.push({ id: String(req.headers['streams-delivery']), signature: String(req.headers['streams-signature']), body });
-        res.statusCode = ++answers <= 2 ? 503 : 200;
-        res.end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => receiver.close(() => r())));
-    const port = (receiver.address() as { port: number }).port;
-    const app = await boot('node', {
-      realtime: { webhooks: [{ url: `http://127.0.0.1:${port}/hook`, streams: ['films'], events: ['created'], secret: 'shh' }], webhook_retry_base_ms: 50 },
-    });
-    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'Aliens' });
-    await app.request('PATCH', '/api/streams/films/entries/2', { title: 'not a created event' });
-    await until(() => answers === 3, 5000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(received).toHaveLength(3);
-    expect(new Set(received.map((r) => r.id)).size).toBe(1);
-    const { signature, body } = received[2]!;
-    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
-    expect(v1).toBe(createHmac('sha256', 'shh').update(`${t}.${body}`).digest('hex'));
-    expect(JSON.parse(body)).toMatchObject({ event: 'created', stream: 'films', id: 2, data: { title: 'Aliens' } });
-    const ready = await app.request('GET', '/readyz');
-    expect(ready.status).toBe(200);
-    expect(ready.json.details?.webhooks).toBeUndefined();
-  });
-
-  it('a failing endpoint shows in /readyz details and never blocks writes; pending deliveries survive a restart', async () => {
-    const app = await boot('node', { realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000, webhook_timeout_ms: 500 } });
-    const started = Date.now();
-    expect((await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'x' })).status).toBe(201);
-    expect(Date.now() - started).toBeLessThan(1000);
-    let details: Record<string, unknown> | undefined;
-    for (const end = Date.now() + 3000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-      details = (await app.request('GET', '/readyz')).json.details?.webhooks;
-      if (details?.failing !== undefined) break;
-    }
-    expect(details).toMatchObject({ failing: [{ url: 'http://127.0.0.1:9/never', failures: 1 }], pending: 1 });
-    await app.kernel.shutdown();
-    const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000 } }, app.root), { plugins: [] });
-    await kernel.boot();
-    cleanups.push(() => kernel.shutdown());
-    const ready = await request(`${kernel.get(HTTP_SERVER).url}/readyz`);
-    expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
-  });
-});

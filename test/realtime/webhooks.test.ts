@@ -1,0 +1,196 @@
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import os from 'node:os';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildConfig, Kernel } from '../../kernel/index.js';
+import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../plugins/realtime/webhooks.js';
+import { cleanups, runCleanups, until } from './clients.js';
+import { boot, films } from './films-app.js';
+
+/**
+ * Issue #19 item 5: webhooks from the change feed, delivered with undici to a receiver on
+ * 127.0.0.1: signed, retried with backoff (non-2xx and timeouts), a durable outbox, failing
+ * endpoints in /readyz, writes never waiting for a delivery, a few deliveries at a time per
+ * endpoint; and the signature check printed in docs/realtime.md, run as written.
+ */
+afterEach(runCleanups);
+
+interface Received {
+  id: string;
+  signature: string;
+  body: string;
+}
+
+/** A webhook receiver on 127.0.0.1: `answer` decides each reply (it may hold the response). */
+async function receiver(answer: (n: number, res: ServerResponse, received: Received) => void): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const one = { id: String(req.headers['streams-delivery']), signature: String(req.headers['streams-signature']), body };
+      received.push(one);
+      answer(received.length, res, one);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received };
+}
+
+describe('webhooks', () => {
+  it('a webhook that fails twice, then accepts, gets exactly one signed delivery id, retried', async () => {
+    const hook = await receiver((n, res) => {
+      res.statusCode = n <= 2 ? 503 : 200;
+      res.end();
+    });
+    const app = await boot('node', {
+      realtime: { webhooks: [{ url: hook.url, streams: ['films'], events: ['created'], secret: 'shh' }], webhook_retry_base_ms: 50 },
+    });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'Aliens', secret: 'hidden' });
+    await app.request('PATCH', '/api/streams/films/entries/2', { title: 'not a created event' });
+    await until(() => hook.received.length === 3, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hook.received).toHaveLength(3);
+    expect(new Set(hook.received.map((r) => r.id)).size).toBe(1);
+    const { signature, body } = hook.received[2]!;
+    const format = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature);
+    expect(format).not.toBeNull();
+    expect(Math.abs(Number(format![1]) - Date.now() / 1000)).toBeLessThan(10);
+    expect(format![2]).toBe(createHmac('sha256', 'shh').update(`${format![1]}.${body}`).digest('hex'));
+    expect(JSON.parse(body)).toEqual({ event: 'created', cursor: expect.stringMatching(/-/), stream: 'films', id: 2, data: { id: 2, title: 'Aliens' } });
+    const ready = await app.request('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json.details?.webhooks).toBeUndefined();
+  });
+
+  it('a receiver that does not answer in webhook_timeout_ms is retried with the same delivery id', async () => {
+    const hook = await receiver((n, res) => {
+      if (n === 1) return; // holds the first request: a timeout
+      res.end();
+    });
+    const app = await boot('node', { realtime: { webhooks: [{ url: hook.url }], webhook_timeout_ms: 200, webhook_retry_base_ms: 50 } });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await until(() => hook.received.length === 2, 5000);
+    expect(hook.received[0]!.id).toBe(hook.received[1]!.id);
+    expect(hook.received[1]!.signature).toBe('undefined'); // no secret, no signature
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.received).toHaveLength(2);
+  });
+
+  it('a backlog goes out at most a few deliveries at a time per endpoint, every one delivered once', async () => {
+    let open = 0;
+    let most = 0;
+    const hook = await receiver((_n, res) => {
+      most = Math.max(most, ++open);
+      setTimeout(() => {
+        open--;
+        res.end();
+      }, 50);
+    });
+    const app = await boot('node', { realtime: { webhooks: [{ url: hook.url }] } });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => app.request('POST', '/api/streams/films/entries', { id: 100 + i, title: String(i) })));
+    await until(() => hook.received.length === 40, 10000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.received).toHaveLength(40);
+    expect(new Set(hook.received.map((r) => JSON.parse(r.body).id)).size).toBe(40);
+    expect(most).toBeLessThanOrEqual(MAX_IN_FLIGHT_PER_ENDPOINT);
+  }, 20000);
+
+  it('a delivery pending at shutdown is delivered after the restart, with its delivery id', async () => {
+    let accept = false;
+    const hook = await receiver((_n, res) => {
+      res.statusCode = accept ? 200 : 500;
+      res.end();
+    });
+    const realtime = { webhooks: [{ url: hook.url, secret: 'k' }], webhook_retry_base_ms: 60000 };
+    const app = await boot('node', { realtime });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await until(() => hook.received.length === 1);
+    await app.kernel.shutdown();
+    accept = true;
+    const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime }, app.root), { plugins: [] });
+    await kernel.boot();
+    cleanups.push(() => kernel.shutdown());
+    await until(() => hook.received.length === 2);
+    expect(hook.received[1]!.id).toBe(hook.received[0]!.id);
+    expect(JSON.parse(hook.received[1]!.body)).toMatchObject({ event: 'created', id: 2 });
+  });
+
+  it('a stream may declare its own webhooks in its definition, signed with a secret from the environment', async () => {
+    process.env.FILMS_HOOK_SECRET = 'from-the-environment';
+    cleanups.push(() => void delete process.env.FILMS_HOOK_SECRET);
+    const hook = await receiver((_n, res) => res.end());
+    const app = await boot('node', {}, {
+      streams: {
+        films: { ...films, webhooks: [{ url: hook.url, events: ['deleted'], secret_env: 'FILMS_HOOK_SECRET' }] },
+        other: { fields: { id: 'integer' } },
+      },
+    });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await app.request('POST', '/api/streams/other/entries', { id: 1 });
+    await app.request('DELETE', '/api/streams/films/entries/2');
+    await until(() => hook.received.length === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.received).toHaveLength(1);
+    const { signature, body } = hook.received[0]!;
+    expect(JSON.parse(body)).toMatchObject({ event: 'deleted', stream: 'films', id: 2, data: null });
+    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
+    expect(v1).toBe(createHmac('sha256', 'from-the-environment').update(`${t}.${body}`).digest('hex'));
+    // The definition shows where the secret comes from, never the secret.
+    expect(JSON.stringify((await app.request('GET', '/api/streams/films')).json)).not.toContain('from-the-environment');
+    // A bad webhook in a definition is refused like any bad definition key, naming it.
+    const bad = await app.request('POST', '/api/streams', { id: 'bad', fields: { id: 'integer' }, webhooks: [{ url: 'ftp://example.com', secret: 'inline' }] });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+    expect(JSON.stringify(bad.json.errors)).toMatch(/webhooks/);
+  });
+
+  it('the ten-line signature check of docs/realtime.md accepts a real delivery and refuses a forged one', async () => {
+    const page = readFileSync(path.join(import.meta.dirname, '../../docs/realtime.md'), 'utf8');
+    const snippet = /Checking a delivery in ten lines[^`]*```js\n([\s\S]*?)```/.exec(page)?.[1];
+    expect(snippet).toBeDefined();
+    expect(snippet!.trimEnd().split('\n').length).toBeLessThanOrEqual(10);
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'verify-')), 'verify.mjs');
+    writeFileSync(file, snippet!);
+    const { verify } = (await import(pathToFileURL(file).href)) as { verify(secret: string, header: string, body: string): boolean };
+    const hook = await receiver((_n, res) => res.end());
+    const app = await boot('node', { realtime: { webhooks: [{ url: hook.url, secret: 'a long random string' }] } });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await until(() => hook.received.length === 1);
+    const { signature, body } = hook.received[0]!;
+    expect(verify('a long random string', signature, body)).toBe(true);
+    expect(verify('another secret', signature, body)).toBe(false);
+    expect(verify('a long random string', signature, body.replace('two', 'owt'))).toBe(false);
+  });
+
+  it('a failing endpoint shows in /readyz details and never blocks writes; pending deliveries survive a restart', async () => {
+    const app = await boot('node', { realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000, webhook_timeout_ms: 500 } });
+    const started = Date.now();
+    expect((await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'x' })).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(1000);
+    let details: Record<string, unknown> | undefined;
+    for (const end = Date.now() + 3000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+      details = (await app.request('GET', '/readyz')).json.details?.webhooks;
+      if (details?.failing !== undefined) break;
+    }
+    expect(details).toMatchObject({ failing: [{ url: 'http://127.0.0.1:9/never', failures: 1 }], pending: 1 });
+    await app.kernel.shutdown();
+    const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000 } }, app.root), { plugins: [] });
+    await kernel.boot();
+    cleanups.push(() => kernel.shutdown());
+    const ready = await request(`${kernel.get(HTTP_SERVER).url}/readyz`);
+    expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
+  });
+});
