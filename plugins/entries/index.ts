@@ -3,6 +3,5 @@ export type * from './contracts.js';
 export { ENTRIES } from './tokens.js';
 export { entriesPlugin as default } from './plugin.js';
 export { EntriesServiceImpl, type EntriesDependencies } from './service.js';
-export { castKey, keyStrategy, keyNameOf } from './keys.js';
 export { QueryCriteria } from './criteria-builder.js';
 export type * from './hooks.js';

@@ -15,12 +15,11 @@ import {
   type SourceRegistry,
   type WhereClause,
 } from '../sources/index.js';
-import { fieldOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { castKey, fieldOf, keyNameOf, keyStrategy, newUuidKey, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, WriteCondition } from './contracts.js';
 import { checkCondition, entryVersion } from './preconditions.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
-import { castKey, keyNameOf, keyStrategy, newUuid } from './keys.js';
 
 const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
 
@@ -313,7 +312,7 @@ export class EntriesServiceImpl implements EntriesService {
 
   private async generateKey(definition: StreamDefinition, source: Source): Promise<EntryKey> {
     const strategy = keyStrategy(definition);
-    if (strategy === 'uuid') return newUuid();
+    if (strategy === 'uuid') return newUuidKey();
     if (strategy === 'none') {
       const keyName = keyNameOf(definition);
       throw new ValidationError([{ message: `The ${keyName} field is required.`, meta: { field: keyName, rule: 'required' } }]);

@@ -204,13 +204,6 @@ export interface FieldsService {
   revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: string[] };
   /** Relationship fields of the stream (for `with` and `links.<handle>`). */
   relations(stream: StreamDefinition): RelationInfo[];
-  /**
-   * How a create without a key gets one (decisions.md "Keys and storage"): the key
-   * field's `config.default` (`increment`, or `true` on a uuid field); with no default an
-   * integer or undeclared key increments and any other type gets a UUID. `prepare()`
-   * already fills a uuid key; an `increment` key is left undefined for the entries layer.
-   */
-  keyStrategy(stream: StreamDefinition): 'increment' | 'uuid';
   /** Relative API paths (`streams/<id>/entries/<key>`) of the entries a stored entry references, by field handle. */
   links(stream: StreamDefinition, entry: EntryAttributes): Record<string, string>;
   /** The definition problems of a stream (unknown type, unknown rule, bad config); the check the registry runs. */

@@ -1,7 +1,6 @@
 import type { Ajv } from 'ajv';
-import { randomUUID } from 'node:crypto';
 import { AppError, BadRequestError, createAjv, ValidationError, type ErrorElement } from '../../kernel/index.js';
-import type { DefinitionProblem, FieldDefinition, StreamDefinition } from '../streams/index.js';
+import { keyStrategy, newUuidKey, type DefinitionProblem, type FieldDefinition, type StreamDefinition } from '../streams/index.js';
 import type {
   EntryAttributes,
   FieldsService,
@@ -204,9 +203,9 @@ export class FieldsRegistry implements FieldsService {
       let value: unknown = Object.hasOwn(input, handle) ? input[handle] : undefined;
       if (value === undefined && !patch && f.field.config.default !== undefined) value = await this.defaultFor(f, plan, options);
       const isKey = handle === keyName;
-      if (value === undefined && isKey && options.mode === 'create' && this.keyStrategy(stream) === 'uuid') value = randomUUID();
+      if (value === undefined && isKey && options.mode === 'create' && keyStrategy(stream) === 'uuid') value = newUuidKey();
       if (value === undefined) {
-        if (f.required && !f.sometimes && !patch && !(isKey && this.keyStrategy(stream) === 'increment')) {
+        if (f.required && !f.sometimes && !patch && !(isKey && keyStrategy(stream) === 'increment')) {
           errors.push({ index: f.index, element: errorElement(REQUIRED_MESSAGE, handle, 'required') });
         } else if (f.present && !patch && !isKey) {
           errors.push({ index: f.index, element: errorElement(PRESENT_MESSAGE, handle, 'present') });
@@ -415,16 +414,6 @@ export class FieldsRegistry implements FieldsService {
 
   relations(stream: StreamDefinition): RelationInfo[] {
     return this.plan(stream).relations;
-  }
-
-  keyStrategy(stream: StreamDefinition): 'increment' | 'uuid' {
-    const plan = this.plan(stream);
-    const f = plan.byHandle.get(stream.config.key_name);
-    if (!f) return 'increment';
-    const fallback = f.field.config.default;
-    if (fallback === 'increment') return 'increment';
-    if (fallback === true && f.field.type === 'uuid') return 'uuid';
-    return f.field.type === 'integer' ? 'increment' : 'uuid';
   }
 
   links(stream: StreamDefinition, entry: EntryAttributes): Record<string, string> {

@@ -1,7 +1,7 @@
 import type { Document } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
 import type { Entry, EntryKey } from '../sources/index.js';
-import type { StreamDefinition } from '../streams/index.js';
+import { keyKindOf, type StreamDefinition } from '../streams/index.js';
 import { assertSafeDocument } from './values.js';
 
 /**
@@ -22,19 +22,14 @@ export const REVISION_FIELD = '_rev';
 /** Field handles a `database` stream may not declare (they are storage columns). */
 export const RESERVED_FIELDS = new Set(['_id', KEY_ORDER_FIELD, REVISION_FIELD]);
 
-const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal']);
 const INTEGER_KEY = /^-?(0|[1-9]\d*)$/;
 /** The reference's numeric key pattern (plugins/sources: compareKeys). */
 const NUMERIC_KEY = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 
 export type KeyKind = 'number' | 'string' | 'auto';
 
-/** How keys of this stream are typed: by the key field's type, or `auto` when undeclared. */
-export function keyKind(definition: StreamDefinition): KeyKind {
-  const field = definition.fields.find((f) => f.handle === definition.config.key_name);
-  if (!field) return 'auto';
-  return NUMERIC_TYPES.has(field.type) ? 'number' : 'string';
-}
+/** How keys of this stream are typed: by the key field's type, or `auto` when undeclared (plugins/streams/keys.ts). */
+export const keyKind: (definition: StreamDefinition) => KeyKind = keyKindOf;
 
 /**
  * The `_id` of a key: `4` and `"4"` name the same entry, so a key is normalized to the

@@ -1,9 +1,8 @@
 import type { Collection, Document } from 'mongodb';
 import type { Logger } from '../../kernel/index.js';
-import type { FieldDefinition, StreamDefinition } from '../streams/index.js';
+import { NUMERIC_FIELD_TYPES, type FieldDefinition, type StreamDefinition } from '../streams/index.js';
 import { KEY_ORDER_FIELD } from './documents.js';
 
-const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal']);
 const STRUCTURED_TYPES = new Set(['object', 'array', 'multiselect', 'image', 'file', 'polymorphic']);
 
 /**
@@ -12,7 +11,7 @@ const STRUCTURED_TYPES = new Set(['object', 'array', 'multiselect', 'image', 'fi
  * as the `unique` rule ignores empty values.
  */
 function uniqueScope(field: FieldDefinition): Document {
-  if (NUMERIC_TYPES.has(field.type)) return { [field.handle]: { $type: 'number' } };
+  if (NUMERIC_FIELD_TYPES.has(field.type)) return { [field.handle]: { $type: 'number' } };
   if (field.type === 'boolean') return { [field.handle]: { $type: 'bool' } };
   return { [field.handle]: { $type: 'string' } };
 }

@@ -1,5 +1,5 @@
 import type { FieldsService } from '../fields/index.js';
-import type { FieldDefinition, StreamDefinition } from '../streams/index.js';
+import { keyNameOf, type FieldDefinition, type StreamDefinition } from '../streams/index.js';
 
 type Schema = Record<string, unknown>;
 
@@ -110,7 +110,7 @@ export function streamSchemas(definition: StreamDefinition, fields: FieldsServic
   const read: Record<string, Schema> = {};
   const write: Record<string, Schema> = {};
   const required: string[] = [];
-  const keyName = definition.config.key_name || 'id';
+  const keyName = keyNameOf(definition);
   let key: Schema = { type: ['integer', 'string'] };
   const valueOf = (field: FieldDefinition, mode: 'read' | 'write'): Schema => {
     const base = fields.getType(field.type)?.jsonSchema?.(field) ?? coreSchema(field, keyType, mode) ?? {};

@@ -1,5 +1,5 @@
 import type { KernelConfig, Logger } from '../../kernel/index.js';
-import type { StreamDefinition } from '../streams/index.js';
+import type { EntryKey, StreamDefinition } from '../streams/index.js';
 
 /**
  * The Source contract: where the entries of one stream live. Every source type
@@ -19,8 +19,8 @@ import type { StreamDefinition } from '../streams/index.js';
 /** One stored entry: its attributes, including the key field. Treat as read-only. */
 export type Entry = Record<string, unknown>;
 
-/** An entry key as stored: a string or a number (`4` and `"4"` name the same entry). */
-export type EntryKey = string | number;
+/** An entry key as stored: a string or a number (`4` and `"4"` name the same entry); owned by streams (keys.ts). */
+export type { EntryKey } from '../streams/index.js';
 
 /**
  * Operators of decisions.md ("Lists"), canonical upper-case form. `==` and `<>` are

@@ -17,4 +17,3 @@ export { MemorySource } from './memory-source.js';
 export { SingleFileSource } from './single-file-source.js';
 export { SourceClosedError } from './source-errors.js';
 export { assertFileKey, isFileKey, FILE_KEY, resolveInRoot } from './paths.js';
-export { keyFromName } from './key-from-name.js';

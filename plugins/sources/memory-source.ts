@@ -1,5 +1,5 @@
 import { KeyedLock, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
-import type { StreamDefinition } from '../streams/index.js';
+import { keyNameOf, type StreamDefinition } from '../streams/index.js';
 import type {
   Entry,
   EntryKey,
@@ -64,7 +64,7 @@ export abstract class MemorySource implements Source {
     protected readonly definition: StreamDefinition,
     protected readonly logger: Logger,
   ) {
-    this.keyName = definition.config.key_name || 'id';
+    this.keyName = keyNameOf(definition);
   }
 
   /** Load only once `previous` resolved (see SourceContext.after). Returns this. */

@@ -1,5 +1,5 @@
 import { AppError, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
-import { fieldOf, type StreamDefinition } from '../streams/index.js';
+import { fieldOf, keyNameOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
 import type { CacheStoreFactory, EntryReviver, ExternalChange, Source, SourceContext, SourceFactory, SourceRegistry, StorageTrouble } from './contracts.js';
@@ -30,7 +30,7 @@ export function sourceFingerprint(definition: StreamDefinition): string {
 const fingerprints = new WeakMap<StreamDefinition, string>();
 
 function computeFingerprint(definition: StreamDefinition): string {
-  const keyName = definition.config.key_name || 'id';
+  const keyName = keyNameOf(definition);
   return JSON.stringify([
     definition.config.source,
     keyName,

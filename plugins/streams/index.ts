@@ -10,7 +10,8 @@ export type {
   StreamConfig,
   StreamDefinition,
 } from './types.js';
-export { fieldOf } from './types.js';
+export { fieldOf, NUMERIC_FIELD_TYPES } from './types.js';
+export { castKey, isEntryKey, keyFromName, keyKindOf, keyNameOf, keyStrategy, keyTypeOf, MAX_KEY_LENGTH, newUuidKey, type EntryKey, type KeyStrategy } from './keys.js';
 export { definitionToJson } from './serialize.js';
 export { definitionVersion } from './version.js';
 export { titleCase } from './normalize.js';

@@ -69,7 +69,6 @@ export function stubFields(): FieldsService & { prepared: PrepareOptions[] } {
       for (const [k, v] of Object.entries(entry)) if (!stream.fields.find((f) => f.handle === k)?.protected) out[k] = v;
       return out;
     },
-    keyStrategy: () => 'increment',
     links: () => ({}),
     check: () => [],
     revive: (_stream, entry) => ({ entry, problems: [] }),

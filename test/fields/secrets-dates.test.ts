@@ -1,3 +1,4 @@
+import { keyStrategy } from '../../plugins/streams/keys.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decryptValue, ENCRYPTION_KEY_ENV, encryptionKey } from '../../plugins/fields/encryption.js';
 import { formatPhpDate, parsePhpDate } from '../../plugins/fields/php-date.js';
@@ -129,7 +130,7 @@ describe('keys and increments', () => {
     for (const [fields, strategy] of cases) {
       const definition = stream('things', fields as Record<string, string>);
       const service = makeService([definition]);
-      expect(service.keyStrategy(definition)).toBe(strategy);
+      expect(keyStrategy(definition)).toBe(strategy);
       const out = await service.prepare(definition, {}, { mode: 'create', lookup });
       if (strategy === 'uuid') expect(out.id).toMatch(/^[0-9a-f-]{36}$/);
       else expect(out.id).toBeUndefined();

@@ -1,3 +1,4 @@
+import { keyStrategy } from '../../plugins/streams/keys.js';
 import { describe, expect, it } from 'vitest';
 import { errorsOf, makeService, MemoryLookup, stream } from './harness.js';
 
@@ -50,6 +51,6 @@ describe('fields service: first pass', () => {
     expect(() => service.castFilterValue(books, 'year', 'abc')).toThrow(/year/);
     expect(service.relations(books)).toEqual([{ handle: 'author_id', relation: 'author', stream: 'authors', keyName: 'id', multiple: false }]);
     expect(service.links(books, { author_id: 1 })).toEqual({ author_id: 'streams/authors/entries/1' });
-    expect(service.keyStrategy(books)).toBe('increment');
+    expect(keyStrategy(books)).toBe('increment');
   });
 });

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { AppError, type Logger } from '../../../kernel/index.js';
-import type { StreamDefinition } from '../../streams/index.js';
 import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
-import { hasKey } from '../key-from-name.js';
+import { isEntryKey, type StreamDefinition } from '../../streams/index.js';
 import { resolveInRoot } from '../paths.js';
 import { SingleFileSource } from '../single-file-source.js';
 import { decodeCsv, encodeCsv } from './csv-codec.js';
@@ -53,11 +52,11 @@ export class FileSource extends SingleFileSource {
     if (this.format === 'csv') {
       const seen = new Set<string>();
       return decodeCsv(text).filter((entry) => {
-        if (hasKey(entry[this.keyName]) && !seen.has(keyId(entry[this.keyName]))) {
+        if (isEntryKey(entry[this.keyName]) && !seen.has(keyId(entry[this.keyName]))) {
           seen.add(keyId(entry[this.keyName]));
           return true;
         }
-        if (hasKey(entry[this.keyName])) {
+        if (isEntryKey(entry[this.keyName])) {
           this.kept.push({ raw: entry });
           skip(`a second row for ${this.keyName} ${String(entry[this.keyName])} (kept in the file, not served)`);
           return false;

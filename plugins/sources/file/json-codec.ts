@@ -1,6 +1,5 @@
-import type { StreamDefinition } from '../../streams/index.js';
 import type { Entry } from '../contracts.js';
-import { hasKey, keyFromName } from '../key-from-name.js';
+import { isEntryKey, keyFromName, keyNameOf, type StreamDefinition } from '../../streams/index.js';
 
 export type JsonShape = 'list' | 'object';
 
@@ -21,7 +20,7 @@ export function decodeJsonEntries(
   onSkip: (why: string) => void,
   kept: KeptItem[] = [],
 ): { entries: Entry[]; shape: JsonShape } {
-  const keyName = definition.config.key_name || 'id';
+  const keyName = keyNameOf(definition);
   if (data === undefined || data === null) return { entries: [], shape: 'list' };
   const entries: Entry[] = [];
   const seen = new Set<string>();
@@ -32,7 +31,7 @@ export function decodeJsonEntries(
         return onSkip(`item ${index} is not an object (kept in the file, not served)`);
       }
       const entry = { ...(item as Entry) };
-      if (!hasKey(entry[keyName])) {
+      if (!isEntryKey(entry[keyName])) {
         kept.push({ raw: item });
         return onSkip(`item ${index} has no ${keyName} (kept in the file, not served)`);
       }
@@ -53,7 +52,7 @@ export function decodeJsonEntries(
       continue;
     }
     const entry = { ...(item as Entry) };
-    if (!hasKey(entry[keyName])) entry[keyName] = keyFromName(name, definition);
+    if (!isEntryKey(entry[keyName])) entry[keyName] = keyFromName(name, definition);
     if (seen.has(String(entry[keyName]))) {
       kept.push({ name, raw: item });
       onSkip(`entry "${name}" repeats ${keyName} ${String(entry[keyName])} (kept in the file, not served)`);

@@ -1,11 +1,10 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, isTempFile, readTextFile, type FolderListener, type Logger } from '../../../kernel/index.js';
-import type { StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
 import { MemorySource } from '../memory-source.js';
-import { hasKey, keyFromName } from '../key-from-name.js';
+import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import { assertFileKey, resolveInRoot } from '../paths.js';
 import { mapLimit } from '../map-limit.js';
 import { CODECS, type EntryCodec } from './formats.js';
@@ -111,7 +110,7 @@ export class FilebaseSource extends MemorySource {
   private decodeFile(name: string, text: string): Entry {
     const entry = this.codec.parse(text);
     const inside = entry[this.keyName];
-    if (!hasKey(inside)) entry[this.keyName] = keyFromName(name.slice(0, name.lastIndexOf('.')), this.definition);
+    if (!isEntryKey(inside)) entry[this.keyName] = keyFromName(name.slice(0, name.lastIndexOf('.')), this.definition);
     return entry;
   }
 

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ValidationError } from '../../kernel/index.js';
-import type { EntryKey } from '../sources/index.js';
-import { fieldOf, type StreamDefinition } from '../streams/index.js';
+import { fieldOf, NUMERIC_FIELD_TYPES, type StreamDefinition } from './types.js';
 
-const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal', 'float', 'double']);
+/**
+ * Entry keys, owned here for every layer (the API reads them from URLs, the entries layer
+ * casts and generates them, the fields plugin fills a UUID key, file sources read them
+ * from file names, MongoDB types its `_id` by them): what a key is, how a text becomes
+ * one, and how a new one is made. docs/decisions.md, "Keys and storage".
+ */
+
+/** A stored entry's key: a string or a finite number. */
+export type EntryKey = string | number;
+
 const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
 /** A declared integer key reads `04` as 4 (an undeclared key keeps `04` as a string key of its own). */
 const DECLARED_INTEGER_TEXT = /^-?\d{1,16}$/;
@@ -11,13 +19,29 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 const NUMBER_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** Longer keys are refused (400): no store or file system should get them. */
+export const MAX_KEY_LENGTH = 255;
+
+/** The key field's handle (normalization gives every definition one, `id` by default). */
 export function keyNameOf(definition: StreamDefinition): string {
-  return definition.config.key_name || 'id';
+  return definition.config.key_name;
 }
 
 /** The key field's type, or undefined when the key field is not declared. */
 export function keyTypeOf(definition: StreamDefinition): string | undefined {
   return fieldOf(definition, keyNameOf(definition))?.type;
+}
+
+/** Whether keys of this stream are numbers (a numeric key field), strings, or either (undeclared). */
+export function keyKindOf(definition: StreamDefinition): 'number' | 'string' | 'auto' {
+  const type = keyTypeOf(definition);
+  if (type === undefined) return 'auto';
+  return NUMERIC_FIELD_TYPES.has(type) ? 'number' : 'string';
+}
+
+/** A stored key value: a non-empty string or a finite number. */
+export function isEntryKey(value: unknown): value is EntryKey {
+  return (typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value));
 }
 
 /**
@@ -39,7 +63,7 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
     else if (type === undefined) key = INTEGER_TEXT.test(raw) ? Number(raw) : raw;
     // A UUID names one entry whatever its case (the uuid type stores lower case).
     else if (type === 'uuid') key = UUID_TEXT.test(raw) ? raw.toLowerCase() : raw;
-    else if (NUMERIC_TYPES.has(type)) key = NUMBER_TEXT.test(raw) ? Number(raw) : raw;
+    else if (NUMERIC_FIELD_TYPES.has(type)) key = NUMBER_TEXT.test(raw) ? Number(raw) : raw;
     else key = raw;
   } else {
     throw new BadRequestError('The entry key must be a string or a number.', { rule: 'key' });
@@ -48,15 +72,22 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
   if (typeof key === 'string') {
     if (key.length > MAX_KEY_LENGTH) throw new BadRequestError(`The entry key is longer than ${MAX_KEY_LENGTH} characters.`, { rule: 'key' });
     if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid entry key "${key}".`, { rule: 'key' });
-    if (type === 'integer' || (type !== undefined && NUMERIC_TYPES.has(type))) {
-      throw keyTypeError(definition);
-    }
+    if (type !== undefined && NUMERIC_FIELD_TYPES.has(type)) throw keyTypeError(definition);
   }
   return key;
 }
 
-/** Longer keys are refused (400): no store or file system should get them. */
-export const MAX_KEY_LENGTH = 255;
+/**
+ * The key of an entry known only by a name (a file name without its extension, an object
+ * key): numeric when the key field is numeric, or undeclared and the name is an integer
+ * (the PHP system's `1.json`); else the name as a string.
+ */
+export function keyFromName(name: string, definition: StreamDefinition): EntryKey {
+  const type = keyTypeOf(definition);
+  if (type === undefined) return INTEGER_TEXT.test(name) ? Number(name) : name;
+  if (NUMERIC_FIELD_TYPES.has(type) && NUMBER_TEXT.test(name)) return Number(name);
+  return name;
+}
 
 /** A key the key field's type refuses: a validation failure like any other field's (409). */
 function keyTypeError(definition: StreamDefinition, why?: string): ValidationError {
@@ -71,9 +102,10 @@ function keyTypeError(definition: StreamDefinition, why?: string): ValidationErr
 export type KeyStrategy = 'increment' | 'uuid' | 'none';
 
 /**
- * How a POST without a key gets one (decisions.md "Keys and storage"): the key field's
- * `config.default` (`increment`, or `true` on a uuid field), else increment for an
- * integer or undeclared key and a UUID for any other type.
+ * How a create without a key gets one: the key field's `config.default` (`increment`, or
+ * `true` or `"uuid"` on a uuid field), else increment for an integer or undeclared key and
+ * a UUID for any other type; `none` when the default is some other value (the key is then
+ * that default, or required).
  */
 export function keyStrategy(definition: StreamDefinition): KeyStrategy {
   const field = fieldOf(definition, keyNameOf(definition));
@@ -86,6 +118,7 @@ export function keyStrategy(definition: StreamDefinition): KeyStrategy {
   return 'uuid';
 }
 
-export function newUuid(): string {
+/** A new UUID key (lower case, as the uuid type stores it). */
+export function newUuidKey(): string {
   return randomUUID();
 }

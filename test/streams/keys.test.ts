@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { keyKind, toId } from '../../plugins/mongodb/documents.js';
+import { castKey, keyFromName, keyKindOf, keyNameOf, keyStrategy } from '../../plugins/streams/index.js';
+import { field, makeDefinition } from '../sources/definitions.js';
+
+/**
+ * #17 item 4: entry keys have one owner (plugins/streams/keys.ts). The URL, a file name and
+ * MongoDB's `_id` read the same text as the same key, by the key field's type.
+ */
+const streamWith = (type: string | undefined, keyName = 'id') =>
+  makeDefinition('things', { keyName, fields: type === undefined ? [field('title')] : [field(keyName, type), field('title')] });
+
+describe('entry keys, one owner', () => {
+  it.each([
+    [undefined, '4', 4, 'auto'],
+    [undefined, '04', '04', 'auto'],
+    ['integer', '04', 4, 'number'],
+    ['decimal', '2.5', 2.5, 'number'],
+    ['string', '4', '4', 'string'],
+    ['uuid', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'string'],
+  ] as const)('key field %s: "%s" is %j everywhere', (type, text, key, kind) => {
+    const definition = streamWith(type);
+    expect(castKey(definition, text)).toEqual(key);
+    expect(keyKindOf(definition)).toBe(kind);
+    expect(keyKind(definition)).toBe(kind);
+    // A file named after the key reads back as the same key (a uuid file name is already lower case).
+    expect(keyFromName(String(key), definition)).toEqual(key);
+    expect(toId(key, keyKind(definition))).toEqual(key);
+  });
+
+  it('the key name comes from the definition (normalized to "id"), and generation follows the key type', () => {
+    expect(keyNameOf(streamWith('integer', 'slug'))).toBe('slug');
+    expect(keyStrategy(streamWith('integer'))).toBe('increment');
+    expect(keyStrategy(streamWith(undefined))).toBe('increment');
+    expect(keyStrategy(streamWith('uuid'))).toBe('uuid');
+    expect(keyStrategy(streamWith('string'))).toBe('uuid');
+  });
+});
