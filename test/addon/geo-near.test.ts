@@ -15,7 +15,7 @@ import { BSON, type Document } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CriteriaReadMethod, StreamDefinition } from '../../plugins/addon/index.js';
 import { QueryCriteria } from '../../plugins/entries/index.js';
-import { buildFilter } from '../../plugins/mongodb/index.js';
+import { buildFilter } from '../../plugins/mongodb/criteria.js';
 import { matchesWhere, normalizeWhere, type Entry, type WhereClause } from '../../plugins/sources/index.js';
 
 const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));

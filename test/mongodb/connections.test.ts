@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../kernel/index.js';
 import { MongoClient } from 'mongodb';
-import { DEFAULT_CLIENT_OPTIONS, defaultsUnder, MongoConnections } from '../../plugins/mongodb/index.js';
+import { MongoConnections } from '../../plugins/mongodb/index.js';
+import { DEFAULT_CLIENT_OPTIONS, defaultsUnder } from '../../plugins/mongodb/connections.js';
 import { MongoSource } from '../../plugins/mongodb/source.js';
 import { contractDefinition } from '../sources/contract.js';
 import { capturingLogger, FAST_OPTIONS, mongoConfig, UNREACHABLE_URL, waitFor } from './helpers.js';

@@ -24,7 +24,8 @@
 import { EventEmitter } from 'node:events';
 import { find, Query } from 'mingo';
 import { BSON, MongoServerError, MongoServerSelectionError, type Document } from 'mongodb';
-import type { MongoConnection, MongoConnections } from '../../plugins/mongodb/index.js';
+import type { MongoConnections } from '../../plugins/mongodb/index.js';
+import type { MongoConnection } from '../../plugins/mongodb/connections.js';
 
 /** Which backend a test ran on: every test title says it (issue #15 item 8). */
 export const ON_STAND_IN = '[stand-in]';

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LIKE_OPTIONS, likeToRegexSource, MAX_LIKE_LENGTH, MAX_LIKE_WILDCARDS, translateClause } from '../../plugins/mongodb/index.js';
+import { LIKE_OPTIONS, likeToRegexSource, MAX_LIKE_LENGTH, MAX_LIKE_WILDCARDS, translateClause } from '../../plugins/mongodb/criteria.js';
 import { compileLike } from '../../plugins/sources/index.js';
 
 function findPcre2test(): string | undefined {
