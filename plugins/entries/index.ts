@@ -4,5 +4,5 @@ export { ENTRIES } from './tokens.js';
 export { entriesPlugin as default } from './plugin.js';
 export { EntriesServiceImpl, type EntriesDependencies } from './service.js';
 export { castKey, keyStrategy, keyNameOf } from './keys.js';
-export { QueryCriteria } from './criteria-builder.js';
+export { QueryCriteria, WRITE_METHODS } from './criteria-builder.js';
 export { registerReadMethod } from './read-methods.js';

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ValidationError } from '../../kernel/index.js';
 import type { EntryKey } from '../sources/index.js';
-import { fieldOf, type StreamDefinition } from '../streams/index.js';
+import { fieldOf, NUMERIC_FIELD_TYPES, type StreamDefinition } from '../streams/index.js';
 
-const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal', 'float', 'double']);
 const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
 /** A declared integer key reads `04` as 4 (an undeclared key keeps `04` as a string key of its own). */
 const DECLARED_INTEGER_TEXT = /^-?\d{1,16}$/;
@@ -39,7 +38,7 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
     else if (type === undefined) key = INTEGER_TEXT.test(raw) ? Number(raw) : raw;
     // A UUID names one entry whatever its case (the uuid type stores lower case).
     else if (type === 'uuid') key = UUID_TEXT.test(raw) ? raw.toLowerCase() : raw;
-    else if (NUMERIC_TYPES.has(type)) key = NUMBER_TEXT.test(raw) ? Number(raw) : raw;
+    else if (NUMERIC_FIELD_TYPES.has(type)) key = NUMBER_TEXT.test(raw) ? Number(raw) : raw;
     else key = raw;
   } else {
     throw new BadRequestError('The entry key must be a string or a number.', { rule: 'key' });
@@ -48,7 +47,7 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
   if (typeof key === 'string') {
     if (key.length > MAX_KEY_LENGTH) throw new BadRequestError(`The entry key is longer than ${MAX_KEY_LENGTH} characters.`, { rule: 'key' });
     if (FORBIDDEN_KEYS.has(key)) throw new BadRequestError(`Invalid entry key "${key}".`, { rule: 'key' });
-    if (type === 'integer' || (type !== undefined && NUMERIC_TYPES.has(type))) {
+    if (type === 'integer' || (type !== undefined && NUMERIC_FIELD_TYPES.has(type))) {
       throw keyTypeError(definition);
     }
   }

@@ -1,7 +1,6 @@
-import { fieldOf, type StreamDefinition } from '../streams/index.js';
+import { fieldOf, NUMERIC_FIELD_TYPES, type StreamDefinition } from '../streams/index.js';
 import type { EntryKey } from './contracts.js';
 
-const NUMERIC_TYPES = new Set(['integer', 'number', 'decimal', 'float', 'double']);
 const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
 const NUMBER_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 
@@ -14,7 +13,7 @@ export function keyFromName(name: string, definition: StreamDefinition): EntryKe
   const keyName = definition.config.key_name || 'id';
   const type = fieldOf(definition, keyName)?.type;
   if (type === undefined) return INTEGER_TEXT.test(name) ? Number(name) : name;
-  if (NUMERIC_TYPES.has(type) && NUMBER_TEXT.test(name)) return Number(name);
+  if (NUMERIC_FIELD_TYPES.has(type) && NUMBER_TEXT.test(name)) return Number(name);
   return name;
 }
 

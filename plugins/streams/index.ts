@@ -10,7 +10,7 @@ export type {
   StreamConfig,
   StreamDefinition,
 } from './types.js';
-export { fieldOf } from './types.js';
+export { fieldOf, NUMERIC_FIELD_TYPES } from './types.js';
 export { definitionToJson } from './serialize.js';
 export { definitionVersion } from './version.js';
 export { titleCase } from './normalize.js';

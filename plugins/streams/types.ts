@@ -81,6 +81,9 @@ export interface StreamDefinition {
 }
 
 /** Convenience lookups computed once per definition. */
+/** Field types whose values are numbers (keys read from names, filters, store types follow this one list). */
+export const NUMERIC_FIELD_TYPES: ReadonlySet<string> = new Set(['integer', 'number', 'decimal', 'float', 'double']);
+
 export function fieldOf(definition: StreamDefinition, handle: string): FieldDefinition | undefined {
   return definition.fields.find((f) => f.handle === handle);
 }
