@@ -1,6 +1,6 @@
 import type { Entry, WhereClause } from '../contracts.js';
 import { compileLike } from './like.js';
-import { compareScalars, getPath, valuesEqual } from './values.js';
+import { compareScalars, fieldReader, valuesEqual } from './values.js';
 
 export type EntryPredicate = (entry: Entry) => boolean;
 
@@ -13,15 +13,41 @@ function equalsValue(stored: unknown, value: unknown): boolean {
 
 function compileClause(clause: WhereClause): EntryPredicate {
   const { field, operator, value } = clause;
-  // Plain field: a direct property read. Stored values are JSON, never functions, so a
-  // function can only come from the prototype (toString...) and counts as missing.
-  const read =
-    field.indexOf('.') >= 0
-      ? (entry: Entry): unknown => getPath(entry, field)
-      : (entry: Entry): unknown => {
-          const v = entry[field];
-          return typeof v === 'function' ? undefined : v;
+  const read = fieldReader(field);
+  // Scalar values (the usual case): the same rules as the general forms below, without
+  // their calls (a filtered scan runs these once per entry).
+  const kind = typeof value;
+  if (value !== null && (kind === 'number' || kind === 'string' || kind === 'boolean')) {
+    switch (operator) {
+      case '=':
+        return (e) => {
+          const v = read(e);
+          return v === value || (Array.isArray(v) && v.some((item) => item === value));
         };
+      case '<':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) < (value as number);
+        };
+      case '<=':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) <= (value as number);
+        };
+      case '>':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) > (value as number);
+        };
+      case '>=':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) >= (value as number);
+        };
+      default:
+        break;
+    }
+  }
   switch (operator) {
     case '=':
       return (e) => equalsValue(read(e), value);
