@@ -24,6 +24,16 @@ import { SourceClosedError } from './source-errors.js';
 
 /** How many distinct sorted orders are kept between writes. */
 const SORT_CACHE_SIZE = 8;
+/** Longest stretch a load keeps the event loop before yielding (ms). */
+export const LOAD_SLICE_MS = 10;
+/** Streams with at least this many files report their load progress (about once a second). */
+const PROGRESS_MIN = 20_000;
+
+/** Let pending I/O and timers run (setImmediate: after I/O callbacks). */
+export function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Pages ending within this many entries are picked by a top-k selection, not a full sort. */
 const TOP_K_MAX = 1000;
 /**
@@ -185,6 +195,17 @@ export abstract class MemorySource implements Source {
     return undefined;
   }
 
+  private lastProgress = 0;
+
+  /** Log load progress of a large stream (at most about once a second; subclasses call it while reading). */
+  protected progress(done: number, total: number): void {
+    if (total < PROGRESS_MIN) return;
+    const now = performance.now();
+    if (done < total && now - this.lastProgress < 1000) return;
+    this.lastProgress = now;
+    this.logger.info({ loaded: done, total }, done < total ? 'loading entries' : 'loading entries: files read, indexing');
+  }
+
   /** Read every stored entry; each must hold its key field. */
   protected abstract loadAll(): Promise<Entry[]>;
   /** Make one put durable (called under the key's lock, memory not yet updated). */
@@ -216,7 +237,14 @@ export abstract class MemorySource implements Source {
     }
     const entries = await this.loadAll();
     this.byKey.clear();
-    for (let entry of entries) {
+    let slice = performance.now();
+    for (let i = 0; i < entries.length; i++) {
+      // Hand the event loop back every few milliseconds (/healthz answers during a big load).
+      if ((i & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
+        await yieldToLoop();
+        slice = performance.now();
+      }
+      let entry = entries[i]!;
       entry = this.revive(entry);
       const id = keyId(entry[this.keyName]);
       if (this.byKey.has(id)) {
@@ -256,6 +284,8 @@ export abstract class MemorySource implements Source {
   async healthy(): Promise<boolean> {
     if (this.closed) return false;
     if (this.loaded) return true;
+    // Loading now: not ready yet, and /readyz must answer at once rather than wait for the load.
+    if (this.loading) return false;
     try {
       await this.open();
       return true;

@@ -36,7 +36,11 @@ export const sourcesPlugin = definePlugin({
     });
     // Files written by the operator may share storage (their choice), but never silently.
     hooks.on('kernel.booted', () => {
-      if (container.isRegistered(STREAM_REGISTRY, true)) warnSharedStorage(container.resolve<StreamRegistry>(STREAM_REGISTRY).list(), config, root, logger);
+      if (!container.isRegistered(STREAM_REGISTRY, true)) return;
+      const definitions = container.resolve<StreamRegistry>(STREAM_REGISTRY).list();
+      warnSharedStorage(definitions, config, root, logger);
+      // Entries load now, in the background: the transport listens meanwhile (#16).
+      void registry.preload(definitions);
     });
   },
   async shutdown({ container }) {
