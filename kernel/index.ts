@@ -5,7 +5,7 @@ export { Hooks, type HookListener } from './hooks.js';
 export type * from './hook-map.js';
 export { buildConfig, loadConfigFile, type ConfigOverrides } from './config.js';
 export type { KernelConfig, InterfaceConfig, PluginEntryConfig, MongoConnectionConfig } from './config-schema.js';
-export { readTextFile, stripBom } from './text-files.js';
+export { readTextFile, readTextFileSync, stripBom } from './text-files.js';
 export { injectStorageFault, storageFailure, STORAGE_RETRY_AFTER } from './storage-health.js';
 export { AppError, BadRequestError, ConfigError, NotFoundError, ValidationError, isAppError, type ErrorElement } from './errors.js';
 export { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, isTempFile, readTextFile, stripBom, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, isTempFile, readTextFile, readTextFileSync, type FolderListener, type Logger } from '../../../kernel/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
@@ -86,7 +85,7 @@ export class FilebaseSource extends MemorySource {
       const name = wanted[index]!;
       const file = path.join(this.folder, name);
       try {
-        const entry = this.decodeFile(name, stripBom(readFileSync(file, 'utf8')));
+        const entry = this.decodeFile(name, readTextFileSync(file));
         const key = entry[this.keyName];
         if (name !== this.standardName(keyId(key))) this.fileNames.set(keyId(key), name);
         loaded[index] = entry;
