@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { bootTimeout } from './bench-dataset.js';
 import { CATEGORIES, STREAM_ID, generateFilebaseApp } from './dataset.js';
-import { memoryOf, startBaseline, startProduct } from './processes.js';
+import { cpuMsOf, memoryOf, startBaseline, startProduct } from './processes.js';
 import { bootToServable } from './readiness.js';
 import { median, ratio, summarize } from './stats.js';
 import { runWrk } from './wrk.js';
@@ -109,7 +109,11 @@ export async function benchBaseline({ options, workDir, track, log }) {
       const runs = { product: [], baseline: [] };
       for (let round = 0; round < options.runs; round++) {
         for (const t of round % 2 ? [...targets].reverse() : targets) {
+          const cpuBefore = cpuMsOf(t.server.pid);
           const result = await wrk(t, options.duration);
+          // CPU time per answer: what a request costs the server, steadier than req/s when
+          // other work shares the machine (req/s also counts the time the core was taken away).
+          result.cpuUsPerRequest = result.requests ? ((cpuMsOf(t.server.pid) - cpuBefore) * 1000) / result.requests : null;
           runs[t.name].push(result);
           log(`[baseline ${count}] uncached ${t.name.padEnd(8)} run ${round + 1}/${options.runs}: ${fmt(result.rps).padStart(6)} req/s  p50 ${fmt(result.p50Ms, 2)} ms  p99 ${fmt(result.p99Ms, 2)} ms${result.errors ? `  ERRORS ${result.errors}` : ''}`);
         }
@@ -117,8 +121,17 @@ export async function benchBaseline({ options, workDir, track, log }) {
       const p = summarize(runs.product);
       const b = summarize(runs.baseline);
       const valid = row.guard.mismatches.length === 0 && p.errors === 0 && b.errors === 0;
-      row.uncached = { label: UNCACHED.label, product: { ...p, runs: runs.product }, baseline: { ...b, runs: runs.baseline }, ratio: ratio(p.rps, b.rps), valid };
-      log(`[baseline ${count}] uncached: product ${fmt(p.rps)} req/s, baseline ${fmt(b.rps)} req/s: ${fmt(row.uncached.ratio, 2)}x${valid ? '' : ' (INVALID: guard or errors)'}`);
+      const pCpu = median(runs.product.map((r) => r.cpuUsPerRequest));
+      const bCpu = median(runs.baseline.map((r) => r.cpuUsPerRequest));
+      row.uncached = {
+        label: UNCACHED.label,
+        product: { ...p, cpuUsPerRequest: pCpu, runs: runs.product },
+        baseline: { ...b, cpuUsPerRequest: bCpu, runs: runs.baseline },
+        ratio: ratio(p.rps, b.rps),
+        cpuRatio: ratio(bCpu, pCpu),
+        valid,
+      };
+      log(`[baseline ${count}] uncached: product ${fmt(p.rps)} req/s (${fmt(pCpu)} µs CPU each), baseline ${fmt(b.rps)} req/s (${fmt(bCpu)} µs CPU each): ${fmt(row.uncached.ratio, 2)}x by req/s, ${fmt(row.uncached.cpuRatio, 2)}x by CPU per request${valid ? '' : ' (INVALID: guard or errors)'}`);
 
       // A new sort order: the first request of an order this process never saw (page 1),
       // then page 2 and a deep page of the same order.
@@ -144,7 +157,7 @@ export function baselineTable(results) {
   const rows = results.baseline ?? [];
   if (rows.length === 0) return '';
   const lines = [
-    '| entries | guard | product req/s | p99 ms | fastify req/s | p99 ms | product / fastify | new sort order: first page ms (median, max of any page) | boot to servable: product ms | fastify ms | healthz during load | RSS MB (product / fastify) |',
+    '| entries | guard | product req/s | p99 ms | fastify req/s | p99 ms | product / fastify (req/s; CPU per request) | new sort order: first page ms (median, max of any page) | boot to servable: product ms (CPU ms) | fastify ms (CPU ms) | healthz during load | RSS MB at servable, then idle (product / fastify) |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
   ];
   for (const r of rows) {
@@ -153,7 +166,7 @@ export function baselineTable(results) {
     const boot = r.boot;
     const health = boot ? `${boot.healthzAnswered} answers, max ${fmt(boot.healthzMaxMs, 1)} ms` : '–';
     lines.push(
-      `| ${fmt(r.count)} | ${guardText} | ${fmt(u?.product.rps)} | ${fmt(u?.product.p99Ms, 1)} | ${fmt(u?.baseline.rps)} | ${fmt(u?.baseline.p99Ms, 1)} | ${u?.ratio ? `${fmt(u.ratio, 2)}×${u.valid ? '' : ' (invalid)'}` : '–'} | ${fmt(r.newOrderMs, 1)} (${fmt(r.newOrderMaxMs, 1)}) | ${fmt(boot?.servableMs)}${boot?.honest === false ? ' (**ready before servable**)' : ''} | ${fmt(r.baselineBoot?.servableMs)} | ${health} | ${fmt((r.rssKb?.product ?? NaN) / 1024, 1)} / ${fmt((r.rssKb?.baseline ?? NaN) / 1024, 1)} |`,
+      `| ${fmt(r.count)} | ${guardText} | ${fmt(u?.product.rps)} | ${fmt(u?.product.p99Ms, 1)} | ${fmt(u?.baseline.rps)} | ${fmt(u?.baseline.p99Ms, 1)} | ${u?.ratio ? `${fmt(u.ratio, 2)}×; ${fmt(u.cpuRatio, 2)}×${u.valid ? '' : ' (invalid)'}` : '–'} | ${fmt(r.newOrderMs, 1)} (${fmt(r.newOrderMaxMs, 1)}) | ${fmt(boot?.servableMs)} (${fmt(boot?.cpuMs)})${boot?.honest === false ? ' (**ready before servable**)' : ''} | ${fmt(r.baselineBoot?.servableMs)} (${fmt(r.baselineBoot?.cpuMs)}) | ${health} | ${fmt((boot?.rssKb ?? NaN) / 1024, 0)}, ${fmt((boot?.rssSettledKb ?? NaN) / 1024, 0)} / ${fmt((r.baselineBoot?.rssKb ?? NaN) / 1024, 0)}, ${fmt((r.baselineBoot?.rssSettledKb ?? NaN) / 1024, 0)} |`,
     );
   }
   return lines.join('\n');

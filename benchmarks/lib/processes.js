@@ -37,6 +37,18 @@ export function memoryOf(pid) {
   }
 }
 
+/** CPU time (user + system) a live process has used so far, in ms; null when it is gone. */
+export function cpuMsOf(pid) {
+  try {
+    // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ = 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();

@@ -6,11 +6,13 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { STREAM_ID } from './dataset.js';
-import { SERVER_CPU, freePort, getProductRoot, memoryOf, pinned, startBaseline } from './processes.js';
+import { SERVER_CPU, cpuMsOf, freePort, getProductRoot, memoryOf, pinned, startBaseline } from './processes.js';
 import { bootTimeout } from './bench-dataset.js';
 
 /** An entry answered later than this after /readyz said 200 means readiness came before the entries. */
 const HONEST_GAP_MS = 100;
+/** Idle time before the second RSS reading. */
+const SETTLE_MS = 5000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,7 +67,7 @@ export async function bootToServable({ app, count, pin, track, log, baseline = n
     if (listeningMs === null && /"url":"http|"port":\d+/.test(out)) listeningMs = performance.now() - started;
     if (readyLogMs === null && /"msg":"[^"]*\bready\b/i.test(out)) readyLogMs = performance.now() - started;
   });
-  const result = { who, count, listeningMs: null, readyMs: null, servableMs: null, entryStatus: null, honest: null, healthzAnswered: 0, healthzMaxMs: null, readyLogMs: null, rssKb: null, progressLines: 0 };
+  const result = { who, count, listeningMs: null, readyMs: null, servableMs: null, entryStatus: null, honest: null, healthzAnswered: 0, healthzMaxMs: null, readyLogMs: null, rssKb: null, rssSettledKb: null, cpuMs: null, progressLines: 0 };
   let ready = false;
   const health = (async () => {
     while (!ready) {
@@ -92,6 +94,12 @@ export async function bootToServable({ app, count, pin, track, log, baseline = n
     result.entryStatus = entry.status;
     result.honest = entry.status === 200 && result.servableMs - result.readyMs < HONEST_GAP_MS;
     result.rssKb = memoryOf(server.pid)?.rssKb ?? null;
+    // CPU time used until servable: steadier than wall time on a machine shared with other work.
+    result.cpuMs = cpuMsOf(server.pid);
+    // RSS right after a load still holds the load's garbage (V8 returns pages after its next
+    // full collection): read it again once the node has been idle for a few seconds.
+    await sleep(SETTLE_MS);
+    result.rssSettledKb = memoryOf(server.pid)?.rssKb ?? null;
   } finally {
     ready = true;
     await health;
@@ -102,7 +110,7 @@ export async function bootToServable({ app, count, pin, track, log, baseline = n
   result.progressLines = (out.match(/"msg":"[^"]*loading/gi) ?? []).length;
   log(
     `[boot ${count}] ${who}: listening ${Math.round(listeningMs ?? NaN)} ms, /readyz 200 at ${Math.round(result.readyMs)} ms, entry ${count} served at ${Math.round(result.servableMs)} ms (status ${result.entryStatus})` +
-      `${result.honest ? '' : ' READY BEFORE SERVABLE'}; /healthz answered ${result.healthzAnswered} times while booting (max ${(result.healthzMaxMs ?? NaN).toFixed(1)} ms); RSS ${((result.rssKb ?? NaN) / 1024).toFixed(1)} MB`,
+      `${result.honest ? '' : ' READY BEFORE SERVABLE'}; /healthz answered ${result.healthzAnswered} times while booting (max ${(result.healthzMaxMs ?? NaN).toFixed(1)} ms); RSS ${((result.rssKb ?? NaN) / 1024).toFixed(1)} MB (${((result.rssSettledKb ?? NaN) / 1024).toFixed(1)} MB after ${SETTLE_MS / 1000} s idle); CPU used ${Math.round(result.cpuMs ?? NaN)} ms`,
   );
   return result;
 }
