@@ -104,13 +104,18 @@ export async function benchBaseline({ options, workDir, track, log }) {
         { name: 'product', server: product, request: { method: 'GET', path: UNCACHED.product, vary: UNCACHED.vary } },
         { name: 'baseline', server: baseline, request: { method: 'GET', path: UNCACHED.baseline, vary: UNCACHED.vary } },
       ];
-      const wrk = (t, seconds) => runWrk({ url: t.server.url, request: t.request, seconds, connections: options.connections, pin: options.pin, timeoutS: 30 });
-      for (const t of targets) await wrk(t, options.warmup);
+      // At a million entries one uncached answer of either server can take most of a second:
+      // longer runs and fewer connections, or a short run counts no completed request at all.
+      const big = count >= 1_000_000;
+      const connections = big ? Math.min(options.connections, 8) : options.connections;
+      const seconds = big ? Math.max(options.duration, 10) : options.duration;
+      const wrk = (t, s) => runWrk({ url: t.server.url, request: t.request, seconds: s, connections, pin: options.pin, timeoutS: 60 });
+      for (const t of targets) await wrk(t, big ? Math.max(options.warmup, 3) : options.warmup);
       const runs = { product: [], baseline: [] };
       for (let round = 0; round < options.runs; round++) {
         for (const t of round % 2 ? [...targets].reverse() : targets) {
           const cpuBefore = cpuMsOf(t.server.pid);
-          const result = await wrk(t, options.duration);
+          const result = await wrk(t, seconds);
           // CPU time per answer: what a request costs the server, steadier than req/s when
           // other work shares the machine (req/s also counts the time the core was taken away).
           result.cpuUsPerRequest = result.requests ? ((cpuMsOf(t.server.pid) - cpuBefore) * 1000) / result.requests : null;
