@@ -39,10 +39,17 @@ export class MatchCache {
     const previous = this.lists.get(signature);
     if (previous) this.held -= previous.cost;
     this.lists.delete(signature);
-    while ((this.held + cost > this.budgetBytes || this.lists.size >= this.maxLists) && this.lists.size > 0) {
-      const [coldest, dropped] = this.lists.entries().next().value!;
-      this.lists.delete(coldest);
-      this.held -= dropped.cost;
+    if (this.held + cost > this.budgetBytes || this.lists.size >= this.maxLists) {
+      // One iterator for the whole eviction (see ReplyCache.remember: a fresh iterator per
+      // eviction walks every deleted slot before it), down to three quarters of each bound.
+      // Small caches evict exactly what is needed (least recently used first).
+      const slack = this.lists.size > 64 ? 0.75 : 1;
+      const coldest = this.lists.entries();
+      while ((this.held + cost > this.budgetBytes * slack || this.lists.size >= Math.max(1, Math.floor(this.maxLists * slack))) && this.lists.size > 0) {
+        const [signature, dropped] = coldest.next().value!;
+        this.lists.delete(signature);
+        this.held -= dropped.cost;
+      }
     }
     this.lists.set(signature, { list, cost });
     this.held += cost;
