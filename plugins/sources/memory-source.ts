@@ -54,10 +54,6 @@ const TOP_K_MAX = 1000;
 const AUTO_INDEX_AFTER = 3;
 const AUTO_INDEX_MIN_ENTRIES = 2000;
 const AUTO_INDEX_MAX = 8;
-/** Filters asked once are remembered (not kept): the second ask sorts the matches fully and caches them. */
-const ASKED_ONCE_MAX = 1024;
-/** Match lists longer than this are never fully sorted for a page within TOP_K_MAX (a top-k each time is cheaper). */
-const FULL_SORT_MAX = 20_000;
 
 /**
  * The shared engine of every source served from memory (filebase, file, self,
@@ -85,8 +81,8 @@ export abstract class MemorySource implements Source {
   /** Scans per field that an equality index would have narrowed (see AUTO_INDEX_AFTER). */
   private readonly scansByField = new Map<string, number>();
   private autoIndexes = 0;
-  /** Signatures of orders/filters asked once since the last write (a top-k answered them). */
-  private askedOnce = new Set<string>();
+  /** First entries of unfiltered orders answered by top-k (8 orders), until the next write. */
+  private readonly sortedPrefixes = new Map<string, Entry[]>();
   private loading: Promise<void> | undefined;
   private loaded = false;
   private closed = false;
@@ -398,25 +394,21 @@ export abstract class MemorySource implements Source {
     return plan(where, this.keyOrdered.length, this.candidateSource)?.explain ?? [];
   }
 
-  /** True the second time a signature is asked since the last write (then it is worth a full sort and a cache). */
-  private askedBefore(signature: string): boolean {
-    if (this.askedOnce.has(signature)) return true;
-    if (this.askedOnce.size >= ASKED_ONCE_MAX) this.askedOnce.clear();
-    this.askedOnce.add(signature);
-    return false;
-  }
-
   /**
    * One page of a filtered query. The planner narrows the candidates (or scans), the
-   * reference predicate decides; a page asked once is picked by top-k from the matches, a
-   * filter asked again gets its whole ordered match list sorted and cached until the next write.
+   * reference predicate decides. A page within the first TOP_K_MAX entries is picked by
+   * top-k and that prefix is kept (the first ask keeps its own page; a later page beyond it
+   * keeps the first TOP_K_MAX), so the next pages are slices; deeper pages sort every match
+   * once. Everything kept until the next write (match cache).
    */
   private filteredPage(query: SourceQuery, skip: number, limit: number | undefined): SourcePage {
     const end = limit === undefined ? undefined : skip + limit;
     const where = JSON.stringify(query.where);
     const signature = `${where}|${query.orderBy.length > 0 ? orderSignature(query.orderBy) : ''}`;
-    const cached = this.matches.get(signature);
-    if (cached) return { entries: cached.slice(skip, end), total: cached.length };
+    const kept = this.matches.entry(signature);
+    if (kept && (kept.total === undefined || (end !== undefined && end <= kept.list.length))) {
+      return { entries: kept.list.slice(skip, end), total: kept.total ?? kept.list.length };
+    }
     const predicate = compileWhere(query.where);
     const planned = plan(query.where, this.keyOrdered.length, this.candidateSource);
     let matches: Entry[];
@@ -433,8 +425,10 @@ export abstract class MemorySource implements Source {
     }
     if (!inOrder) {
       const keys = new SortKeys(query.orderBy, this.keyName);
-      if (end !== undefined && end <= TOP_K_MAX && (matches.length > FULL_SORT_MAX || !this.askedBefore(signature))) {
-        return { entries: keys.top(matches, end).slice(skip), total: matches.length };
+      if (end !== undefined && end <= TOP_K_MAX) {
+        const top = keys.top(matches, kept ? TOP_K_MAX : end);
+        this.matches.set(signature, top, matches.length);
+        return { entries: top.slice(skip, end), total: matches.length };
       }
       matches = keys.sortAll(matches);
     }
@@ -459,8 +453,16 @@ export abstract class MemorySource implements Source {
       if (index) return index.page(orderBy[0]!.direction, skip, limit ?? Infinity);
     }
     const keys = new SortKeys(orderBy, this.keyName);
-    // A page near the top costs one pass (a full sort of 100k entries costs 25-100 ms here).
-    if (end !== undefined && end <= TOP_K_MAX) return keys.top(this.keyOrdered, end).slice(skip);
+    // A page near the top costs one pass (a full sort of 100k entries costs 25-100 ms here);
+    // its prefix is kept so the next pages are slices (the first TOP_K_MAX once asked beyond).
+    const prefix = this.sortedPrefixes.get(signature);
+    if (end !== undefined && prefix !== undefined && end <= prefix.length) return prefix.slice(skip, end);
+    if (end !== undefined && end <= TOP_K_MAX) {
+      const top = keys.top(this.keyOrdered, prefix ? TOP_K_MAX : end);
+      if (!prefix && this.sortedPrefixes.size >= SORT_CACHE_SIZE) this.sortedPrefixes.delete(this.sortedPrefixes.keys().next().value!);
+      this.sortedPrefixes.set(signature, top);
+      return top.slice(skip, end);
+    }
     const list = keys.sortAll(this.keyOrdered);
     if (this.sorted.size >= SORT_CACHE_SIZE) this.sorted.delete(this.sorted.keys().next().value!);
     this.sorted.set(signature, list);
@@ -497,14 +499,14 @@ export abstract class MemorySource implements Source {
       for (const entry of this.keyOrdered) index.add(entry);
     }
     for (const index of this.sortedIndexes.values()) index.build(this.keyOrdered);
-    this.askedOnce = new Set();
+    this.sortedPrefixes.clear();
   }
 
   /** Caches that a write makes stale (indexes are updated in place instead). */
   private forgetOrders(): void {
     this.sorted.clear();
     this.matches.clear();
-    if (this.askedOnce.size > 0) this.askedOnce = new Set();
+    this.sortedPrefixes.clear();
   }
 
   put(key: EntryKey, entry: Entry): Promise<void> {

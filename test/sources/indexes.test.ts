@@ -145,6 +145,15 @@ describe('indexed engine against the scanning engine (differential)', () => {
         // Asked again: the cached (fully sorted) path must agree too.
         const again = await indexed.paginate(query);
         expect(again.entries.map((e) => e.id), `${label} (again)`).toEqual(y.entries.map((e) => e.id));
+        // The next pages come from what the first ask kept (a top-k prefix) or extend it.
+        if (query.limit !== undefined) {
+          for (const skip of [(query.skip ?? 0) + query.limit, 990, 2000]) {
+            const next = { ...query, skip };
+            const page = await indexed.paginate(next);
+            expect(page.entries.map((e) => e.id), `${label} (skip ${skip})`).toEqual(reference(next).ids);
+            expect(page.total, `${label} (skip ${skip})`).toBe(expected.total);
+          }
+        }
       }
     };
     await compare(0);
