@@ -46,6 +46,15 @@ function inKeyOrder(entries: readonly Entry[], keyName: string): boolean {
 
 /** Pages ending within this many entries are picked by a top-k selection, not a full sort. */
 const TOP_K_MAX = 1000;
+
+/**
+ * Whether a page ending at `end` of `count` ordered entries is picked by top-k: near the top,
+ * or deeper while it is still a small share of the list (a heap of `end` rows beats a full
+ * sort then: a page 100 of 50 per page in 100k entries).
+ */
+function selectsTop(end: number, count: number): boolean {
+  return end <= TOP_K_MAX || end * 8 <= count;
+}
 /**
  * Automatic hash indexes: a declared field filtered by `=`/IN/CONTAINS this many times by a
  * scan, on a stream of at least AUTO_INDEX_MIN_ENTRIES, gets one (at most AUTO_INDEX_MAX per
@@ -425,8 +434,8 @@ export abstract class MemorySource implements Source {
     }
     if (!inOrder) {
       const keys = new SortKeys(query.orderBy, this.keyName);
-      if (end !== undefined && end <= TOP_K_MAX) {
-        const top = keys.top(matches, kept ? TOP_K_MAX : end);
+      if (end !== undefined && selectsTop(end, matches.length)) {
+        const top = keys.top(matches, kept ? Math.max(end, TOP_K_MAX) : end);
         this.matches.set(signature, top, matches.length);
         return { entries: top.slice(skip, end), total: matches.length };
       }
@@ -457,8 +466,8 @@ export abstract class MemorySource implements Source {
     // its prefix is kept so the next pages are slices (the first TOP_K_MAX once asked beyond).
     const prefix = this.sortedPrefixes.get(signature);
     if (end !== undefined && prefix !== undefined && end <= prefix.length) return prefix.slice(skip, end);
-    if (end !== undefined && end <= TOP_K_MAX) {
-      const top = keys.top(this.keyOrdered, prefix ? TOP_K_MAX : end);
+    if (end !== undefined && selectsTop(end, this.keyOrdered.length)) {
+      const top = keys.top(this.keyOrdered, prefix ? Math.max(end, TOP_K_MAX) : end);
       if (!prefix && this.sortedPrefixes.size >= SORT_CACHE_SIZE) this.sortedPrefixes.delete(this.sortedPrefixes.keys().next().value!);
       this.sortedPrefixes.set(signature, top);
       return top.slice(skip, end);
