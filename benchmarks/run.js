@@ -12,6 +12,7 @@ import { REPO, getProductRoot, hasJsonServer, hasTaskset, productMissing, setPro
 import { goals, goalsTable, summaryTable, transportTable, writeResults } from './lib/report.js';
 import { benchRealtime, realtimeTable } from './lib/realtime.js';
 import { benchScaling } from './lib/scaling.js';
+import { baselineTable, benchBaseline } from './lib/baseline.js';
 import { WRK_MISSING, wrkVersion } from './lib/wrk.js';
 
 const log = (line) => process.stdout.write(`${line}\n`);
@@ -49,6 +50,7 @@ function metadata(options, workDir, wrk) {
     scenarios: options.scenarios,
     sizes: options.sizes,
     scaling: options.scaling,
+    atScale: options.atScale,
     mongodb: Boolean(options.mongodbUrl),
   };
 }
@@ -123,7 +125,7 @@ async function main() {
   const started = performance.now();
   const meta = metadata(options, workDir, wrk);
   log(`bench: mode ${options.mode}, scenarios ${options.scenarios.join(', ')}, datasets ${options.sizes.join(', ')}, work dir ${workDir}`);
-  const results = { meta, datasets: [], scaling: [], realtime: [] };
+  const results = { meta, datasets: [], scaling: [], realtime: [], baseline: [] };
   try {
     for (const count of options.sizes) {
       const app = await generateFilebaseApp(path.join(workDir, `filebase-${count}`), count, { peer: options.peer });
@@ -141,6 +143,7 @@ async function main() {
     } else {
       log('bench: MONGODB_URL is not set: MongoDB scenarios skipped');
     }
+    if (options.atScale.length) results.baseline = await benchBaseline({ options, workDir, track, log });
     if (options.scaling.length) results.scaling = await benchScaling({ options, workDir, track, log });
     results.realtime = await benchRealtime({ options, workDir, track, log });
   } catch (error) {
@@ -155,7 +158,7 @@ async function main() {
   const smoke = options.mode === 'smoke';
   const dir = smoke ? await mkdtemp(path.join(os.tmpdir(), 'streams-bench-smoke-')) : path.join(REPO, 'benchmarks', 'results');
   const files = await writeResults(results, { dir, readme: smoke ? null : path.join(REPO, 'benchmarks', 'README.md') });
-  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${goalsTable(results)}\n\n${realtimeTable(results)}\n`);
+  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${baselineTable(results)}\n\n${goalsTable(results)}\n\n${realtimeTable(results)}\n`);
   log(`bench: done in ${Math.round(meta.durationS)} s; results in ${files.md} and ${files.json}`);
   const failedGoals = goals(results).filter((g) => g.met === false).length;
   if (failedGoals) log(`bench: ${failedGoals} goal(s) not met (measured, not a failure of the harness)`);

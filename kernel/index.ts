@@ -7,7 +7,7 @@ export type * from './hook-map.js';
 export { buildConfig, loadConfigFile, type ConfigOverrides } from './config.js';
 export type { ConfigSections, KernelConfig, PluginEntryConfig } from './config-schema.js';
 export { applyConfigSections, defineSettings, type ConfigSection } from './config-section.js';
-export { readTextFile, stripBom } from './text-files.js';
+export { readTextFile, readTextFileSync, stripBom } from './text-files.js';
 export { injectStorageFault, storageFailure, STORAGE_RETRY_AFTER } from './storage-health.js';
 export { AppError, BadRequestError, ConfigError, NotFoundError, PluginTimeoutError, ValidationError, isAppError, pluginOfError, type ErrorElement } from './errors.js';
 export { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';

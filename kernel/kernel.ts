@@ -54,6 +54,11 @@ export class Kernel {
     return provided.service as T;
   }
 
+  /** An optional service from outside any plugin: undefined when no loaded plugin provides it. */
+  find<T>(ref: ServiceRef<T>): T | undefined {
+    return this.providers.get(ref)?.service as T | undefined;
+  }
+
   private provide<T>(plugin: string, ref: ServiceRef<T>, service: T): void {
     const provider = this.providers.get(ref)?.plugin;
     if (provider !== undefined && provider !== plugin) {
@@ -109,7 +114,7 @@ export class Kernel {
       const context: PluginContext = {
         provide: (ref, service) => this.provide(name, ref, service),
         use: (ref) => this.use(name, reach, ref),
-        find: (ref) => this.providers.get(ref)?.service as never,
+        find: (ref) => this.find(ref),
         container: this.container,
         config: this.config,
         options: loaded.options,

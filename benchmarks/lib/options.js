@@ -20,6 +20,9 @@ export const USAGE = `Usage: npm run bench [-- options]
   --no-pin           do not pin with taskset (server on CPU 0, wrk on CPU 1)
   --product-root DIR benchmark the product of another checkout (its kernel/boot.js and dist/);
                      default: this repository
+  --at-scale 100000,...  entry counts of the side-by-side runs against the hand-written
+                     fastify baseline (uncached filtered page, new sort order, boot to a
+                     servable entry); quick: 100k, full: 100k and 1M; "none" skips them
   --help             this text
 
 MongoDB scenarios run too when MONGODB_URL is set (database streams_bench_<pid>, dropped at the end).`;
@@ -27,9 +30,9 @@ MongoDB scenarios run too when MONGODB_URL is set (database streams_bench_<pid>,
 export const SCENARIO_IDS = ['get-one', 'list', 'filtered', 'query', 'patch', 'create'];
 
 const MODES = {
-  quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1 },
-  full: { warmup: 3, runs: 5, duration: 10, sizes: [10_000, 100_000], scaling: [1_000, 10_000, 100_000, 1_000_000], scalingFilterMax: Infinity, boots: 3 },
-  smoke: { warmup: 0.5, runs: 1, duration: 1, sizes: [1_000], scaling: [1_000], scalingFilterMax: Infinity, boots: 1 },
+  quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1, atScale: [100_000] },
+  full: { warmup: 3, runs: 5, duration: 10, sizes: [10_000, 100_000], scaling: [1_000, 10_000, 100_000, 1_000_000], scalingFilterMax: Infinity, boots: 3, atScale: [100_000, 1_000_000] },
+  smoke: { warmup: 0.5, runs: 1, duration: 1, sizes: [1_000], scaling: [1_000], scalingFilterMax: Infinity, boots: 1, atScale: [1_000] },
 };
 
 function numberList(text, name) {
@@ -57,6 +60,7 @@ export function parseOptions(argv) {
       only: { type: 'string' },
       sizes: { type: 'string' },
       scaling: { type: 'string' },
+      'at-scale': { type: 'string' },
       runs: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -82,6 +86,7 @@ export function parseOptions(argv) {
     scenarios: SCENARIO_IDS.filter((id) => only.includes(id)),
     sizes: values.sizes ? numberList(values.sizes, 'sizes') : base.sizes,
     scaling: values.scaling ? numberList(values.scaling, 'scaling') : base.scaling,
+    atScale: values['at-scale'] ? numberList(values['at-scale'], 'at-scale') : base.atScale,
     scalingFilterMax: base.scalingFilterMax,
     boots: base.boots,
     runs: values.runs ? Math.round(positive(values.runs, 'runs')) : base.runs,

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const JSON_SERVER = path.join(REPO, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
 const CEILING = path.join(REPO, 'benchmarks', 'servers', 'ceiling.js');
+const BASELINE = path.join(REPO, 'benchmarks', 'servers', 'fastify-baseline.js');
 
 export const SERVER_CPU = '0';
 export const LOAD_CPU = '1';
@@ -31,6 +32,18 @@ export function memoryOf(pid) {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
     return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) a live process has used so far, in ms; null when it is gone. */
+export function cpuMsOf(pid) {
+  try {
+    // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ = 100 on Linux
   } catch {
     return null;
   }
@@ -173,3 +186,29 @@ export async function startJsonServer({ db, pin, timeoutMs = 120_000 }) {
   }
   return { child, pid: child.pid, url, stderr, stop: () => stopChild(child) };
 }
+
+/** Start the baseline on a free port; resolves once it listens (loading may still run). */
+export async function startBaseline({ dataDir, pin, port }) {
+  const chosen = port ?? (await freePort());
+  const argv = pinned(SERVER_CPU, [process.execPath, BASELINE, '--data', dataDir, '--port', String(chosen)], pin);
+  const child = spawn(argv[0], argv.slice(1), { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (c) => (err += c));
+  child.stdout.resume();
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve();
+      }, 10_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  };
+  return { child, pid: child.pid, url: `http://127.0.0.1:${chosen}`, stop, stderr: () => err };
+}
+

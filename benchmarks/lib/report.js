@@ -5,6 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { scalingSvg } from './chart.js';
 import { realtimeTable } from './realtime.js';
+import { baselineTable } from './baseline.js';
 
 const num = (n, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 const mb = (kb) => (Number.isFinite(kb) ? num(kb / 1024, 1) : '–');
@@ -42,6 +43,14 @@ export function goals(results) {
   if (loaded) add('p99 filtered + sorted page, 100k entries', loaded.targets.product.p99Ms, 10, false, `${results.meta.connections} clients`, 'ms', loaded.valid);
   if (scaled) add('p99 filtered + sorted page, 100k entries', scaled.filter.p99Ms, 10, false, '1 client (scaling)', 'ms', scaled.filter.ok && !scaled.filter.errors);
   if (!loaded && !scaled) add('p99 filtered + sorted page, 100k entries', null, 10, false, 'not measured in this mode (run --full)', 'ms');
+  // Issue #16, against the hand-written fastify baseline (lib/baseline.js).
+  for (const r of results.baseline ?? []) {
+    const size = r.count >= 1_000_000 ? '1M' : r.count >= 100_000 ? `${r.count / 1000}k` : String(r.count);
+    const big = r.count >= 1_000_000;
+    if (r.uncached) add(`uncached filtered + sorted page vs fastify, ${size}`, r.uncached.ratio, big ? 1 : 2, true, `every request its own filter value; guard ${r.guard?.mismatches.length ? 'FAILED' : 'passed'}`, '×', r.uncached.valid);
+    if (r.boot) add(`boot to first servable entry (/readyz from spawn), ${size}`, r.boot.servableMs, big ? 10_000 : 1_500, false, `readyz 200 at ${Math.round(r.boot.readyMs)} ms${r.boot.honest ? '' : ', READY BEFORE SERVABLE'}`, 'ms', r.boot.entryStatus === 200);
+    if (!big && Number.isFinite(r.newOrderMs)) add(`new sort order (first page), ${size}`, r.newOrderMs, 50, false, `median of ${r.sortOrders.length} orders; slowest page of any ${Math.round(r.newOrderMaxMs)} ms`, 'ms');
+  }
   return out;
 }
 
@@ -133,6 +142,12 @@ ${transportTable(results) || 'Not measured: the product ran on node:http (no nat
 
 ${boots.join('\n')}
 ${notes.length ? `\n### Notes\n\n${notes.join('\n')}\n` : ''}
+## Against a hand-written fastify 5 server (same entries, both pinned)
+
+${baselineTable(results) || 'Not measured (--at-scale none).'}
+
+Every request of the uncached scenario carries a price threshold of its own (100,000 distinct values), so no cache of either server helps. The guard asks both servers the same questions first and compares ids, their order and totals. Boot: from the spawn, /readyz polled every 10 ms; the last entry is asked right after the first 200 (servable = its answer).
+
 ## Goals (measured, not asserted)
 
 ${goalsTable(results)}
@@ -167,7 +182,7 @@ export async function writeResults(results, { dir, readme }) {
     const a = text.indexOf(start);
     const b = text.indexOf(end);
     if (a !== -1 && b > a) {
-      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${goalsTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
+      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${baselineTable(results)}\n\n${goalsTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
       await writeFile(readme, text.slice(0, a) + block + text.slice(b + end.length));
     }
   }

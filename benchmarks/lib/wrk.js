@@ -50,14 +50,18 @@ export function parseWrkOutput(text) {
 }
 
 /**
- * One wrk run. `request` = { method, path (with {n}), body (with {n}) | null, count, start, step }.
+ * One wrk run. `request` = { method, path (with {n}), body (with {n}) | null, count, start, step },
+ * or { method, path (with {d} {c} {p}), vary: { distinct, choices, pages } } (see wrk/rotate.lua).
  * One thread (one core is wrk's), `connections` keep-alive connections, --latency.
  */
 export function runWrk({ url, request, seconds, connections, pin, timeoutS = 10 }) {
   const args = [
     'wrk', '-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, `--timeout`, `${timeoutS}s`, '--latency',
     '-s', SCRIPT, url, '--',
-    request.method, request.path, request.body ?? '-', String(request.count ?? 1), String(request.start ?? 1), String(request.step ?? 1),
+    request.method, request.path, request.body ?? '-',
+    ...(request.vary
+      ? ['vary', String(request.vary.distinct), request.vary.choices.join(','), String(request.vary.pages)]
+      : [String(request.count ?? 1), String(request.start ?? 1), String(request.step ?? 1)]),
   ];
   const argv = pinned(LOAD_CPU, args, pin);
   return new Promise((resolve, reject) => {

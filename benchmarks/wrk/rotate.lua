@@ -4,14 +4,27 @@
 -- requests are formatted once in init() and replayed in turn, so per-request Lua work is
 -- one table read (the same small cost for the product, the ceiling and the peer).
 -- done() prints one line "WRKJSON {...}" with exact counts and latency percentiles (us).
+--
+-- Vary mode (count "vary"; then distinct, choices, pages): every request is formatted anew so
+-- no two requests within `distinct` carry the same filter (no cache can help). For request i
+-- (0-based): {d} = ((i * 7919) % distinct) / 100 with two decimals, {c} = choices[i % #choices]
+-- (comma-separated), {p} = 1 + floor(i / #choices) % pages. benchmarks/lib/uncached.js computes
+-- the same sequence for its correctness guard.
 local reqs = {}
 local i = 0
 local n = 0
+local vary = nil
 
 function init(args)
   local method = args[1] or "GET"
   local path = args[2] or "/"
   local body = args[3]
+  if args[4] == "vary" then
+    local choices = {}
+    for c in string.gmatch(args[6] or "", "[^,]+") do choices[#choices + 1] = c end
+    vary = { method = method, path = path, distinct = tonumber(args[5]), choices = choices, pages = tonumber(args[7]) or 1 }
+    return
+  end
   local count = tonumber(args[4]) or 1
   local start = tonumber(args[5]) or 1
   local step = tonumber(args[6]) or 1
@@ -31,6 +44,16 @@ function init(args)
 end
 
 function request()
+  if vary then
+    local k = i
+    i = i + 1
+    local v = (k * 7919) % vary.distinct
+    local d = string.format("%d.%02d", math.floor(v / 100), v % 100)
+    local c = vary.choices[(k % #vary.choices) + 1]
+    local p = tostring(1 + math.floor(k / #vary.choices) % vary.pages)
+    local path = vary.path:gsub("{d}", d):gsub("{c}", c):gsub("{p}", p)
+    return wrk.format(vary.method, path)
+  end
   i = i % n + 1
   return reqs[i]
 end

@@ -1,42 +1,20 @@
 import { BadRequestError } from '../../kernel/index.js';
-import type { ListQuery, Operator, OrderClause, QueryStep, WhereClause } from '../entries/index.js';
+import { WRITE_METHODS, type ListQuery, type Operator, type OrderClause, type QueryStep, type WhereClause } from '../entries/index.js';
 import { parseForm, type FormObject, type FormValue } from '../http/index.js';
-import { MAX_FILTER_VALUE } from '../sources/index.js';
+// The query language (operators, field names, bounds) is owned by the criteria engine of
+// plugins/sources; this file only reads it out of request parameters.
+import {
+  assertFieldName,
+  FIELD_NAME,
+  LIST_OPERATORS,
+  MAX_FILTER_VALUE,
+  normalizeOperator,
+  VALUELESS_OPERATORS as VALUELESS,
+} from '../sources/index.js';
 
-/** decisions.md: field names in parameters. Dots reach into nested values. */
-export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+export { FIELD_NAME };
 const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = /^[0-9]{1,9}$/;
-
-const OPERATORS = new Map<string, Operator>([
-  ['=', '='], ['==', '='], ['!=', '!='], ['<>', '!='], ['<', '<'], ['<=', '<='], ['>', '>'], ['>=', '>='],
-  ['LIKE', 'LIKE'], ['NOT LIKE', 'NOT LIKE'], ['IN', 'IN'], ['NOT IN', 'NOT IN'],
-  ['BETWEEN', 'BETWEEN'], ['NOT BETWEEN', 'NOT BETWEEN'], ['NULL', 'NULL'], ['NOT NULL', 'NOT NULL'],
-  ['CONTAINS', 'CONTAINS'],
-]);
-const LIST_OPERATORS = new Set<Operator>(['IN', 'NOT IN', 'BETWEEN', 'NOT BETWEEN']);
-const VALUELESS = new Set<Operator>(['NULL', 'NOT NULL']);
-
-/** Criteria methods that change data: never run from the query endpoint, whatever the entries layer says. */
-export const WRITE_METHODS = new Set(['create', 'save', 'delete', 'truncate', 'update', 'insert', 'forceDelete', 'destroy', 'upsert', 'put', 'remove']);
-
-export function assertFieldName(field: unknown, where: string): string {
-  if (typeof field !== 'string' || !FIELD_NAME.test(field)) {
-    throw new BadRequestError(`Invalid field name in ${where}: it must match ${FIELD_NAME.source}.`, { parameter: where });
-  }
-  return field;
-}
-
-export function normalizeOperator(value: unknown, where: string): Operator {
-  if (typeof value !== 'string') throw new BadRequestError(`The operator in ${where} must be a string.`, { parameter: where });
-  const operator = OPERATORS.get(value.trim().replace(/\s+/g, ' ').toUpperCase());
-  if (!operator) {
-    throw new BadRequestError(`Unknown operator "${value.slice(0, 30)}" in ${where}. Use one of: ${[...new Set(OPERATORS.keys())].join(', ')}.`, {
-      parameter: where,
-    });
-  }
-  return operator;
-}
 
 /** Shape a raw filter value for its operator: lists for IN/BETWEEN (a comma string is split), scalars otherwise. */
 export function shapeValue(operator: Operator, value: unknown, where: string): unknown {

@@ -9,7 +9,11 @@ export interface RawWhere {
   value: unknown;
 }
 
-const WRITE_METHODS = new Set(['create', 'save', 'delete', 'truncate', 'update', 'insert', 'upsert', 'forceDelete', 'destroy']);
+/**
+ * Criteria methods that change data (Laravel's and common spellings): never run from the
+ * query endpoint, never registrable as read methods. The one list (the API checks it too).
+ */
+export const WRITE_METHODS: ReadonlySet<string> = new Set(['create', 'save', 'delete', 'truncate', 'update', 'insert', 'upsert', 'forceDelete', 'destroy', 'put', 'remove']);
 const BUILT_IN = new Set(['where', 'orWhere', 'or_where', 'orderBy', 'order_by', 'limit', 'take', 'skip', 'offset', 'with']);
 
 function count(value: unknown, what: string): number {

@@ -239,6 +239,8 @@ export class EntriesServiceImpl implements EntriesService {
   }
 
   async ready(): Promise<boolean> {
+    // Not before the boot's load of every stream's entries is done (#16): listening is not ready.
+    if (this.deps.sources.loading()) return false;
     const results = await Promise.all(this.deps.sources.opened().map((s) => s.healthy().catch(() => false)));
     return results.every(Boolean);
   }

@@ -277,6 +277,10 @@ export interface SourceRegistry {
   release(stream: string): Promise<void>;
   /** Every source created so far. */
   opened(): Source[];
+  /** True while the entries of every stream are loading at boot (the node is not ready yet). */
+  loading(): boolean;
+  /** Resolves once that boot load is over (at once when none runs). */
+  whenLoaded(): Promise<void>;
   /** Be told of entries changed on disk (see Source.onExternalChange), for every stream. */
   onExternalChange(listener: (stream: string, changes: ExternalChange[]) => void): void;
   /** Files of opened sources holding an edit that cannot be read (for /readyz details). */

@@ -71,6 +71,16 @@ export function checkSourceConfig(
       }
     }
   }
+  const indexes = definition.config.indexes;
+  if (Array.isArray(indexes)) {
+    indexes.forEach((item: unknown, i) => {
+      const field = typeof item === 'string' ? item : (item as { field?: unknown } | null)?.field;
+      const head = typeof field === 'string' ? field.split('.')[0] : undefined;
+      if (head !== undefined && !definition.fields.some((f) => f.handle === head)) {
+        problems.push({ path: `/config/indexes/${i}`, message: `indexes field "${field}", which the stream does not declare` });
+      }
+    });
+  }
   const cache = definition.config.cache;
   if (cache?.enabled && typeof cache.store === 'string' && !sources.hasCacheStore(cache.store)) {
     problems.push({ path: '/config/cache/store', message: `unknown cache store "${cache.store}" (known: ${sources.cacheStoreNames().join(', ')})` });

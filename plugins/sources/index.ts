@@ -11,7 +11,7 @@ export { compileWhere, matchesWhere, type EntryPredicate } from './criteria/matc
 export { compareEntries, orderSignature, type EntryComparator } from './criteria/order.js';
 export { compareKeys, compareValues, getPath, keyId, valuesEqual } from './criteria/values.js';
 export { compileLike, likePatternBody, likeToRegExp, likeToRegexSource } from './criteria/like.js';
-export { assertFieldName, isOperator, LIST_OPERATORS, listValue, MAX_FILTER_LIST, MAX_FILTER_VALUE, normalizeOperator, normalizeWhere, VALUELESS_OPERATORS } from './criteria/operators.js';
+export { assertFieldName, FIELD_NAME, isOperator, OPERATOR_SPELLINGS, LIST_OPERATORS, listValue, MAX_FILTER_LIST, MAX_FILTER_VALUE, normalizeOperator, normalizeWhere, VALUELESS_OPERATORS } from './criteria/operators.js';
 /** Building blocks for addon sources served from memory. */
 export { MemorySource } from './memory-source.js';
 export { SingleFileSource } from './single-file-source.js';

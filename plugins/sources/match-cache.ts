@@ -14,7 +14,7 @@ export const MAX_SIGNATURE_LENGTH = 4096;
  * without limit (found in review: distinct 1 MB `where` values exhausted the heap).
  */
 export class MatchCache {
-  private readonly lists = new Map<string, { list: Entry[]; cost: number }>();
+  private readonly lists = new Map<string, { list: Entry[]; cost: number; total: number | undefined }>();
   private held = 0;
 
   constructor(
@@ -23,28 +23,45 @@ export class MatchCache {
   ) {}
 
   get(signature: string): Entry[] | undefined {
+    const item = this.entry(signature);
+    return item && item.total === undefined ? item.list : undefined;
+  }
+
+  /**
+   * The kept list with, for a prefix (the first entries of a longer ordered list, kept by a
+   * top-k), the length of the whole list; `total` undefined: the list is whole.
+   */
+  entry(signature: string): { list: Entry[]; total: number | undefined } | undefined {
     const item = this.lists.get(signature);
     if (item !== undefined) {
       // Most recently used last, so eviction drops the coldest first.
       this.lists.delete(signature);
       this.lists.set(signature, item);
     }
-    return item?.list;
+    return item;
   }
 
-  set(signature: string, list: Entry[]): void {
+  /** Keep `list`; with `total`, it is only the first entries of an ordered list that long. */
+  set(signature: string, list: Entry[], total?: number): void {
     if (signature.length > MAX_SIGNATURE_LENGTH) return;
     const cost = Math.max(1, list.length) * REFERENCE_BYTES + signature.length * 2;
     if (cost > this.budgetBytes) return;
     const previous = this.lists.get(signature);
     if (previous) this.held -= previous.cost;
     this.lists.delete(signature);
-    while ((this.held + cost > this.budgetBytes || this.lists.size >= this.maxLists) && this.lists.size > 0) {
-      const [coldest, dropped] = this.lists.entries().next().value!;
-      this.lists.delete(coldest);
-      this.held -= dropped.cost;
+    if (this.held + cost > this.budgetBytes || this.lists.size >= this.maxLists) {
+      // One iterator for the whole eviction (see ReplyCache.remember: a fresh iterator per
+      // eviction walks every deleted slot before it), down to three quarters of each bound.
+      // Small caches evict exactly what is needed (least recently used first).
+      const slack = this.lists.size > 64 ? 0.75 : 1;
+      const coldest = this.lists.entries();
+      while ((this.held + cost > this.budgetBytes * slack || this.lists.size >= Math.max(1, Math.floor(this.maxLists * slack))) && this.lists.size > 0) {
+        const [signature, dropped] = coldest.next().value!;
+        this.lists.delete(signature);
+        this.held -= dropped.cost;
+      }
     }
-    this.lists.set(signature, { list, cost });
+    this.lists.set(signature, { list, cost, total: total === undefined || total <= list.length ? undefined : total });
     this.held += cost;
   }
 

@@ -12,14 +12,57 @@ import type {
   SourceQuery,
   WhereClause,
 } from './contracts.js';
+import { indexSpecs } from './criteria/index-specs.js';
+import { HashIndex, SortedIndex, type Candidates, type SecondaryIndex } from './criteria/indexes.js';
 import { compileWhere } from './criteria/match.js';
-import { compareEntries, orderSignature } from './criteria/order.js';
+import { orderSignature } from './criteria/order.js';
+import { plan } from './criteria/planner.js';
+import { SortKeys } from './criteria/sort-keys.js';
 import { compareKeys, keyId } from './criteria/values.js';
 import { MatchCache } from './match-cache.js';
 import { SourceClosedError } from './source-errors.js';
 
 /** How many distinct sorted orders are kept between writes. */
 const SORT_CACHE_SIZE = 8;
+/** Longest stretch a load keeps the event loop before yielding (ms). */
+export const LOAD_SLICE_MS = 10;
+/** Streams with at least this many files report their load progress (about once a second). */
+const PROGRESS_MIN = 20_000;
+
+/** Let pending I/O and timers run (setImmediate: after I/O callbacks). */
+export function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Whether entries are already in key order (one pass; numbers compared directly). */
+function inKeyOrder(entries: readonly Entry[], keyName: string): boolean {
+  for (let i = 1; i < entries.length; i++) {
+    const a = entries[i - 1]![keyName];
+    const b = entries[i]![keyName];
+    if (typeof a === 'number' && typeof b === 'number' ? a >= b : compareKeys(a, b) >= 0) return false;
+  }
+  return true;
+}
+
+/** Pages ending within this many entries are picked by a top-k selection, not a full sort. */
+const TOP_K_MAX = 1000;
+
+/**
+ * Whether a page ending at `end` of `count` ordered entries is picked by top-k: near the top,
+ * or deeper while it is still a small share of the list (a heap of `end` rows beats a full
+ * sort then: a page 100 of 50 per page in 100k entries).
+ */
+function selectsTop(end: number, count: number): boolean {
+  return end <= TOP_K_MAX || end * 8 <= count;
+}
+/**
+ * Automatic hash indexes: a declared field filtered by `=`/IN/CONTAINS this many times by a
+ * scan, on a stream of at least AUTO_INDEX_MIN_ENTRIES, gets one (at most AUTO_INDEX_MAX per
+ * stream). Building one costs a pass over the entries (about 10 ms per 100k).
+ */
+const AUTO_INDEX_AFTER = 3;
+const AUTO_INDEX_MIN_ENTRIES = 2000;
+const AUTO_INDEX_MAX = 8;
 
 /**
  * The shared engine of every source served from memory (filebase, file, self,
@@ -40,6 +83,15 @@ export abstract class MemorySource implements Source {
   private readonly sorted = new Map<string, Entry[]>();
   /** Ordered matches of recent filtered queries, dropped on every write. */
   private matches = new MatchCache();
+  /** Secondary indexes (issue #16), kept in step with every write and disk change. */
+  private readonly hashIndexes = new Map<string, HashIndex>();
+  private readonly sortedIndexes = new Map<string, SortedIndex>();
+  private readonly indexes: SecondaryIndex[] = [];
+  /** Scans per field that an equality index would have narrowed (see AUTO_INDEX_AFTER). */
+  private readonly scansByField = new Map<string, number>();
+  private autoIndexes = 0;
+  /** First entries of unfiltered orders answered by top-k (8 orders), until the next write. */
+  private readonly sortedPrefixes = new Map<string, Entry[]>();
   private loading: Promise<void> | undefined;
   private loaded = false;
   private closed = false;
@@ -65,6 +117,12 @@ export abstract class MemorySource implements Source {
     protected readonly logger: Logger,
   ) {
     this.keyName = keyNameOf(definition);
+    for (const spec of indexSpecs(definition)) {
+      const index = spec.kind === 'hash' ? new HashIndex(spec.field) : new SortedIndex(spec.field, this.keyName);
+      if (index instanceof HashIndex) this.hashIndexes.set(spec.field, index);
+      else this.sortedIndexes.set(spec.field, index);
+      this.indexes.push(index);
+    }
   }
 
   /** Load only once `previous` resolved (see SourceContext.after). Returns this. */
@@ -152,6 +210,17 @@ export abstract class MemorySource implements Source {
     return undefined;
   }
 
+  private lastProgress = 0;
+
+  /** Log load progress of a large stream (at most about once a second; subclasses call it while reading). */
+  protected progress(done: number, total: number): void {
+    if (total < PROGRESS_MIN) return;
+    const now = performance.now();
+    if (done < total && now - this.lastProgress < 1000) return;
+    this.lastProgress = now;
+    this.logger.info({ loaded: done, total }, done < total ? 'loading entries' : 'loading entries: files read, indexing');
+  }
+
   /** Read every stored entry; each must hold its key field. */
   protected abstract loadAll(): Promise<Entry[]>;
   /** Make one put durable (called under the key's lock, memory not yet updated). */
@@ -183,7 +252,15 @@ export abstract class MemorySource implements Source {
     }
     const entries = await this.loadAll();
     this.byKey.clear();
-    for (let entry of entries) {
+    const ordered: Entry[] = [];
+    let slice = performance.now();
+    for (let i = 0; i < entries.length; i++) {
+      // Hand the event loop back every few milliseconds (/healthz answers during a big load).
+      if ((i & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
+        await yieldToLoop();
+        slice = performance.now();
+      }
+      let entry = entries[i]!;
       entry = this.revive(entry);
       const id = keyId(entry[this.keyName]);
       if (this.byKey.has(id)) {
@@ -191,8 +268,12 @@ export abstract class MemorySource implements Source {
         continue;
       }
       this.byKey.set(id, entry);
+      ordered.push(entry);
     }
-    this.keyOrdered = [...this.byKey.values()].sort(compareEntries([], this.keyName));
+    // Sources that read in key order (filebase with numeric file names) need no sort; else
+    // one sort on precomputed key numbers (compareKeys runs two regexes per comparison).
+    this.keyOrdered = inKeyOrder(ordered, this.keyName) ? ordered : new SortKeys([], this.keyName).sortAll(ordered);
+    this.rebuildIndexes();
     this.sorted.clear();
     this.loaded = true;
     this.failure = undefined;
@@ -222,6 +303,8 @@ export abstract class MemorySource implements Source {
   async healthy(): Promise<boolean> {
     if (this.closed) return false;
     if (this.loaded) return true;
+    // Loading now: not ready yet, and /readyz must answer at once rather than wait for the load.
+    if (this.loading) return false;
     try {
       await this.open();
       return true;
@@ -265,8 +348,10 @@ export abstract class MemorySource implements Source {
     const cached = this.matches.get(`${JSON.stringify(where)}|`);
     if (cached) return cached.length;
     const predicate = compileWhere(where);
+    const planned = plan(where, this.keyOrdered.length, this.candidateSource);
+    if (!planned) this.noteScan(where);
     let n = 0;
-    for (const entry of this.keyOrdered) if (predicate(entry)) n++;
+    for (const entry of planned ? planned.candidates : this.keyOrdered) if (predicate(entry)) n++;
     return n;
   }
 
@@ -286,41 +371,151 @@ export abstract class MemorySource implements Source {
     return undefined;
   }
 
-  /** Filter, order, skip and limit: a slice of the (cached) ordered matches. */
+  /** Filter, order, skip and limit. */
   private run(query: SourceQuery): SourcePage {
     const skip = Math.max(0, query.skip ?? 0);
-    const end = query.limit === undefined ? undefined : skip + Math.max(0, query.limit);
-    const list = query.where.length === 0 ? this.ordered(query.orderBy) : this.filtered(query);
-    return { entries: list.slice(skip, end), total: list.length };
+    const limit = query.limit === undefined ? undefined : Math.max(0, query.limit);
+    if (query.where.length === 0) return { entries: this.pageOfAll(query.orderBy, skip, limit), total: this.keyOrdered.length };
+    return this.filteredPage(query, skip, limit);
   }
 
   /**
-   * Every match of a filtered query in the requested order, cached until the next write.
-   * With a cached full order, filtering it keeps that order; otherwise only the matches
-   * are sorted.
+   * The planner's candidate source: the key map for `=`/IN on the key, else the secondary
+   * index of the field that proposes the fewest candidates.
    */
-  private filtered(query: SourceQuery): Entry[] {
-    const signature = `${JSON.stringify(query.where)}|${query.orderBy.length > 0 ? orderSignature(query.orderBy) : ''}`;
-    let list = this.matches.get(signature);
-    if (list === undefined) {
-      const predicate = compileWhere(query.where);
-      const sorted = query.orderBy.length === 0 ? this.keyOrdered : this.sorted.get(orderSignature(query.orderBy));
-      list = sorted ? sorted.filter(predicate) : this.keyOrdered.filter(predicate).sort(compareEntries(query.orderBy, this.keyName));
-      this.matches.set(signature, list);
+  private readonly candidateSource = (clause: WhereClause): Candidates | undefined => {
+    if (clause.field === this.keyName && (clause.operator === '=' || clause.operator === 'IN')) {
+      const values = clause.operator === 'IN' ? (Array.isArray(clause.value) ? clause.value : [clause.value]) : [clause.value];
+      // keyId conflates 4 and "4": a superset, which the predicate then narrows.
+      if (values.every((v) => typeof v === 'string' || typeof v === 'number')) {
+        const found = [...new Set(values.map((v) => this.byKey.get(keyId(v))))].filter((e): e is Entry => e !== undefined);
+        return { size: found.length, list: () => found };
+      }
     }
-    return list;
+    const hash = this.hashIndexes.get(clause.field)?.candidates(clause);
+    const sorted = this.sortedIndexes.get(clause.field)?.candidates(clause);
+    if (hash && sorted) return hash.size <= sorted.size ? hash : sorted;
+    return hash ?? sorted;
+  };
+
+  /** Which indexes a filter would use (`index:<field>` per OR group; empty: a scan). For tests and diagnostics. */
+  explain(where: WhereClause[]): string[] {
+    return plan(where, this.keyOrdered.length, this.candidateSource)?.explain ?? [];
   }
 
-  /** Every entry in the requested order: a full sort once per order between writes. */
-  private ordered(orderBy: readonly OrderClause[]): Entry[] {
-    if (orderBy.length === 0) return this.keyOrdered;
+  /**
+   * One page of a filtered query. The planner narrows the candidates (or scans), the
+   * reference predicate decides. A page within the first TOP_K_MAX entries is picked by
+   * top-k and that prefix is kept (the first ask keeps its own page; a later page beyond it
+   * keeps the first TOP_K_MAX), so the next pages are slices; deeper pages sort every match
+   * once. Everything kept until the next write (match cache).
+   */
+  private filteredPage(query: SourceQuery, skip: number, limit: number | undefined): SourcePage {
+    const end = limit === undefined ? undefined : skip + limit;
+    const where = JSON.stringify(query.where);
+    const signature = `${where}|${query.orderBy.length > 0 ? orderSignature(query.orderBy) : ''}`;
+    const kept = this.matches.entry(signature);
+    if (kept && (kept.total === undefined || (end !== undefined && end <= kept.list.length))) {
+      return { entries: kept.list.slice(skip, end), total: kept.total ?? kept.list.length };
+    }
+    const predicate = compileWhere(query.where);
+    const planned = plan(query.where, this.keyOrdered.length, this.candidateSource);
+    let matches: Entry[];
+    // Scanning a cached full order (or key order) keeps that order: nothing to sort.
+    let inOrder: boolean;
+    if (planned) {
+      matches = planned.candidates.filter(predicate);
+      inOrder = false;
+    } else {
+      this.noteScan(query.where);
+      const base = query.orderBy.length === 0 ? this.keyOrdered : this.sorted.get(orderSignature(query.orderBy));
+      matches = (base ?? this.keyOrdered).filter(predicate);
+      inOrder = base !== undefined;
+    }
+    if (!inOrder) {
+      const keys = new SortKeys(query.orderBy, this.keyName);
+      if (end !== undefined && selectsTop(end, matches.length)) {
+        const top = keys.top(matches, kept ? Math.max(end, TOP_K_MAX) : end);
+        this.matches.set(signature, top, matches.length);
+        return { entries: top.slice(skip, end), total: matches.length };
+      }
+      matches = keys.sortAll(matches);
+    }
+    this.matches.set(signature, matches);
+    return { entries: matches.slice(skip, end), total: matches.length };
+  }
+
+  /**
+   * One page of every entry in the requested order: key order as kept; a single-field
+   * order from its sorted index; a cached full order; a page within the first TOP_K_MAX
+   * entries by top-k; deeper pages by one full sort on precomputed keys, cached (8 orders)
+   * until the next write.
+   */
+  private pageOfAll(orderBy: readonly OrderClause[], skip: number, limit: number | undefined): Entry[] {
+    const end = limit === undefined ? undefined : skip + limit;
+    if (orderBy.length === 0) return this.keyOrdered.slice(skip, end);
     const signature = orderSignature(orderBy);
     const cached = this.sorted.get(signature);
-    if (cached) return cached;
-    const list = this.keyOrdered.slice().sort(compareEntries(orderBy, this.keyName));
+    if (cached) return cached.slice(skip, end);
+    if (orderBy.length === 1) {
+      const index = this.sortedIndexes.get(orderBy[0]!.field);
+      if (index) return index.page(orderBy[0]!.direction, skip, limit ?? Infinity);
+    }
+    const keys = new SortKeys(orderBy, this.keyName);
+    // A page near the top costs one pass (a full sort of 100k entries costs 25-100 ms here);
+    // its prefix is kept so the next pages are slices (the first TOP_K_MAX once asked beyond).
+    const prefix = this.sortedPrefixes.get(signature);
+    if (end !== undefined && prefix !== undefined && end <= prefix.length) return prefix.slice(skip, end);
+    if (end !== undefined && selectsTop(end, this.keyOrdered.length)) {
+      const top = keys.top(this.keyOrdered, prefix ? Math.max(end, TOP_K_MAX) : end);
+      if (!prefix && this.sortedPrefixes.size >= SORT_CACHE_SIZE) this.sortedPrefixes.delete(this.sortedPrefixes.keys().next().value!);
+      this.sortedPrefixes.set(signature, top);
+      return top.slice(skip, end);
+    }
+    const list = keys.sortAll(this.keyOrdered);
     if (this.sorted.size >= SORT_CACHE_SIZE) this.sorted.delete(this.sorted.keys().next().value!);
     this.sorted.set(signature, list);
-    return list;
+    return list.slice(skip, end);
+  }
+
+  /**
+   * A filter was answered by a scan: count the equality clauses on declared, unindexed
+   * fields; the AUTO_INDEX_AFTER-th scan of a field builds its hash index.
+   */
+  private noteScan(where: readonly WhereClause[]): void {
+    if (this.autoIndexes >= AUTO_INDEX_MAX || this.keyOrdered.length < AUTO_INDEX_MIN_ENTRIES) return;
+    for (const clause of where) {
+      const { field, operator } = clause;
+      if (operator !== '=' && operator !== 'IN' && operator !== 'CONTAINS') continue;
+      if (field === this.keyName || this.hashIndexes.has(field) || !this.definition.fields.some((f) => f.handle === field)) continue;
+      const scans = (this.scansByField.get(field) ?? 0) + 1;
+      this.scansByField.set(field, scans);
+      if (scans < AUTO_INDEX_AFTER) continue;
+      const index = new HashIndex(field);
+      for (const entry of this.keyOrdered) index.add(entry);
+      this.hashIndexes.set(field, index);
+      this.indexes.push(index);
+      this.scansByField.delete(field);
+      this.logger.info({ field }, 'hash index built automatically (the field is often filtered by equality)');
+      if (++this.autoIndexes >= AUTO_INDEX_MAX) return;
+    }
+  }
+
+  /** Rebuild every secondary index from the stored entries (load, truncate). */
+  private rebuildIndexes(): void {
+    for (const index of this.hashIndexes.values()) {
+      index.clear();
+      for (const entry of this.keyOrdered) index.add(entry);
+    }
+    for (const index of this.sortedIndexes.values()) index.build(this.keyOrdered);
+    this.sortedPrefixes.clear();
+  }
+
+  /** Caches that a write makes stale (indexes are updated in place instead). */
+  private forgetOrders(): void {
+    this.sorted.clear();
+    this.matches.clear();
+    this.sortedPrefixes.clear();
   }
 
   put(key: EntryKey, entry: Entry): Promise<void> {
@@ -356,8 +551,8 @@ export abstract class MemorySource implements Source {
       await this.persistTruncate(this.keyOrdered);
       this.byKey.clear();
       this.keyOrdered = [];
-      this.sorted.clear();
-      this.matches.clear();
+      this.rebuildIndexes();
+      this.forgetOrders();
     } finally {
       this.barrier = undefined;
       release();
@@ -391,9 +586,12 @@ export abstract class MemorySource implements Source {
   }
 
   private applyPut(id: string, entry: Entry, _previous: Entry | undefined): void {
+    // The stored version now, not `previous`: a disk change may have replaced it meanwhile.
+    const current = this.byKey.get(id);
+    if (current !== undefined) for (const index of this.indexes) index.remove(current);
+    for (const index of this.indexes) index.add(entry);
     this.byKey.set(id, entry);
-    this.sorted.clear();
-    this.matches.clear();
+    this.forgetOrders();
     // By position, not by `previous`: a disk change may have added or removed it meanwhile.
     const index = this.keyIndex(entry[this.keyName]);
     if (index.found) this.keyOrdered[index.at] = entry;
@@ -424,9 +622,10 @@ export abstract class MemorySource implements Source {
   }
 
   private applyDelete(id: string, previous: Entry): void {
+    const current = this.byKey.get(id);
+    if (current !== undefined) for (const index of this.indexes) index.remove(current);
     this.byKey.delete(id);
-    this.sorted.clear();
-    this.matches.clear();
+    this.forgetOrders();
     const index = this.keyIndex(previous[this.keyName]);
     if (index.found) this.keyOrdered.splice(index.at, 1);
   }

@@ -36,7 +36,12 @@ export const sourcesPlugin = definePlugin(() => {
         await registry.definitionChanged(id, definition as unknown as StreamDefinition | null);
       });
       // Files written by the operator may share storage (their choice), but never silently.
-      hooks.on('kernel.booted', () => warnSharedStorage(definitions.list(), config, root, logger));
+      hooks.on('kernel.booted', () => {
+        const list = definitions.list();
+        warnSharedStorage(list, config, root, logger);
+        // Entries load now, in the background: the transport listens meanwhile (#16).
+        void registry.preload(list);
+      });
     },
     async shutdown() {
       await registry.closeAll();

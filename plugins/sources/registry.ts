@@ -114,6 +114,48 @@ export class SourceRegistryImpl implements SourceRegistry {
     await this.retire(stream, current.source);
   }
 
+  /** Set while the boot's load of every in-memory stream runs (see preload). */
+  private preloading: Promise<void> | undefined;
+
+  /**
+   * Load the entries of every in-memory stream now, at boot, so no request pays for a
+   * load (issue #16). Not awaited by the boot: the node listens (and /healthz answers)
+   * while entries load; /readyz stays 503 until this resolves (`loading()`). Streams load in
+   * parallel; a stream that fails is logged and retried by its next use, as before.
+   */
+  preload(definitions: StreamDefinition[]): Promise<void> {
+    const started = performance.now();
+    const jobs = definitions.map(async (definition) => {
+      const source = this.for(definition);
+      if (!source.capabilities.inMemory) return 0;
+      try {
+        await source.open();
+        return (await source.count([])) ?? 0;
+      } catch (error) {
+        this.logger.error({ stream: definition.id, err: error }, 'the entries of a stream could not be loaded at boot');
+        return 0;
+      }
+    });
+    const done = Promise.all(jobs).then((counts) => {
+      const entries = counts.reduce((a, b) => a + b, 0);
+      this.logger.info({ streams: definitions.length, entries, ms: Math.round(performance.now() - started) }, 'ready: entries of every stream loaded');
+    });
+    this.preloading = done;
+    return done.finally(() => {
+      if (this.preloading === done) this.preloading = undefined;
+    });
+  }
+
+  /** True while the boot's load runs (the node is not ready). */
+  loading(): boolean {
+    return this.preloading !== undefined;
+  }
+
+  /** Resolves once the boot's load is over (at once when none runs). */
+  async whenLoaded(): Promise<void> {
+    while (this.preloading) await this.preloading.catch(() => undefined);
+  }
+
   opened(): Source[] {
     return [...this.sources.values()].map((o) => o.source);
   }

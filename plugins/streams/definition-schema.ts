@@ -10,6 +10,8 @@ export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
  * (`__proto__`, `constructor`, `toString`...): such an attribute could reach an object's
  * prototype or shadow a method the code relies on.
  */
+/** A field or a dotted path into one, for `config.indexes` (no prototype names at any level). */
+const INDEX_FIELD_PATTERN = '^(?!.*(?:^|\\.)(?:__proto__|constructor|prototype)(?:\\.|$))[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$';
 export const FIELD_HANDLE_PATTERN = '^(?!(?:__proto__|constructor|prototype|toString|valueOf|hasOwnProperty|isPrototypeOf|propertyIsEnumerable|toLocaleString)$)[A-Za-z_][A-Za-z0-9_]*$';
 export const TYPE_PATTERN = '^[a-z][a-z0-9_]*$';
 export const IMPORT_PATTERN = '^@\\S+\\.json$';
@@ -165,6 +167,23 @@ export function definitionSchema(extensions: Record<string, Record<string, unkno
           collection: className,
           adapter: className,
           filesystem: className,
+          // Secondary indexes of the in-memory engine (issue #16): a field name (hash) or
+          // {field, type: hash|sorted}; the field must be declared (definition-check.ts).
+          indexes: {
+            type: 'array',
+            maxItems: 32,
+            items: {
+              anyOf: [
+                { type: 'string', pattern: INDEX_FIELD_PATTERN },
+                {
+                  type: 'object',
+                  required: ['field'],
+                  additionalProperties: false,
+                  properties: { field: { type: 'string', pattern: INDEX_FIELD_PATTERN }, type: { enum: ['hash', 'sorted'] } },
+                },
+              ],
+            },
+          },
           cache: {
             type: 'object',
             properties: {

@@ -17,6 +17,21 @@ describe('ReplyCache bounds', () => {
     expect(cache.recall(request('z=0'), 'http://h', definition, [], 0)).toBeUndefined();
   });
 
+  it('stays within its budget with thousands of bodies, evicting in batches from the oldest (#16)', () => {
+    const cache = new ReplyCache(100_000, 10_000);
+    const body = 'x'.repeat(950);
+    for (let i = 0; i < 20_000; i++) {
+      cache.remember(request(`v=${i}`), 'http://h', definition, [], 0, body, `"${i}"`);
+      expect((cache as unknown as { bytes: number }).bytes).toBeLessThanOrEqual(100_000);
+    }
+    expect(cache.recall(request('v=19999'), 'http://h', definition, [], 0)?.etag).toBe('"19999"');
+    expect(cache.recall(request('v=0'), 'http://h', definition, [], 0)).toBeUndefined();
+    const kept = Array.from({ length: 20_000 }, (_, i) => cache.recall(request(`v=${i}`), 'http://h', definition, [], 0)).filter(Boolean).length;
+    // Between three quarters of the budget and all of it.
+    expect(kept).toBeGreaterThanOrEqual(70);
+    expect(kept).toBeLessThanOrEqual(104);
+  });
+
   it('never keeps a body over the largest size', () => {
     const cache = new ReplyCache(1_000_000, 1000);
     cache.remember(request('big'), 'http://h', definition, [], 0, 'y'.repeat(5000), '"big"');

@@ -54,6 +54,22 @@ describe('MatchCache', () => {
   });
 });
 
+describe('MatchCache with thousands of filters (#16: evicts in batches, one iterator each)', () => {
+  it('stays within both bounds and keeps the newest', () => {
+    const cache = new MatchCache(50_000, 500);
+    const list = Array.from({ length: 10 }, (_, id) => ({ id }));
+    for (let i = 0; i < 20_000; i++) {
+      cache.set(`f${i}`, list);
+      expect(cache.bytes).toBeLessThanOrEqual(50_000);
+    }
+    expect(cache.get('f19999')).toHaveLength(10);
+    expect(cache.get('f0')).toBeUndefined();
+    const kept = Array.from({ length: 20_000 }, (_, i) => cache.get(`f${i}`)).filter((l) => l !== undefined).length;
+    expect(kept).toBeLessThanOrEqual(500);
+    expect(kept).toBeGreaterThanOrEqual(370);
+  });
+});
+
 describe('MatchCache with many filters that match nothing', () => {
   it('counts an empty list and caps the number of lists', () => {
     const cache = new MatchCache(1000, 3);

@@ -1,6 +1,6 @@
 import type { Entry, WhereClause } from '../contracts.js';
 import { compileLike } from './like.js';
-import { compareScalars, getPath, valuesEqual } from './values.js';
+import { compareScalars, fieldReader, valuesEqual } from './values.js';
 
 export type EntryPredicate = (entry: Entry) => boolean;
 
@@ -13,15 +13,41 @@ function equalsValue(stored: unknown, value: unknown): boolean {
 
 function compileClause(clause: WhereClause): EntryPredicate {
   const { field, operator, value } = clause;
-  // Plain field: a direct property read. Stored values are JSON, never functions, so a
-  // function can only come from the prototype (toString...) and counts as missing.
-  const read =
-    field.indexOf('.') >= 0
-      ? (entry: Entry): unknown => getPath(entry, field)
-      : (entry: Entry): unknown => {
-          const v = entry[field];
-          return typeof v === 'function' ? undefined : v;
+  const read = fieldReader(field);
+  // Scalar values (the usual case): the same rules as the general forms below, without
+  // their calls (a filtered scan runs these once per entry).
+  const kind = typeof value;
+  if (value !== null && (kind === 'number' || kind === 'string' || kind === 'boolean')) {
+    switch (operator) {
+      case '=':
+        return (e) => {
+          const v = read(e);
+          return v === value || (Array.isArray(v) && v.some((item) => item === value));
         };
+      case '<':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) < (value as number);
+        };
+      case '<=':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) <= (value as number);
+        };
+      case '>':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) > (value as number);
+        };
+      case '>=':
+        return (e) => {
+          const v = read(e);
+          return typeof v === kind && (v as number) >= (value as number);
+        };
+      default:
+        break;
+    }
+  }
   switch (operator) {
     case '=':
       return (e) => equalsValue(read(e), value);
@@ -104,6 +130,12 @@ function compileClause(clause: WhereClause): EntryPredicate {
  */
 export function compileWhere(clauses: readonly WhereClause[]): EntryPredicate {
   if (clauses.length === 0) return () => true;
+  return compileScalarWhere(clauses) ?? compileReferenceWhere(clauses);
+}
+
+/** The same predicate from one closure per clause: every shape (the compiled form covers the common ones). */
+export function compileReferenceWhere(clauses: readonly WhereClause[]): EntryPredicate {
+  if (clauses.length === 0) return () => true;
   const groups: EntryPredicate[][] = [[]];
   clauses.forEach((clause, index) => {
     if (index > 0 && clause.boolean === 'or') groups.push([]);
@@ -118,6 +150,64 @@ export function compileWhere(clauses: readonly WhereClause[]): EntryPredicate {
     };
   }
   return (entry) => groups.some((group) => group.every((p) => p(entry)));
+}
+
+const PLAIN_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Compiled predicate factories by the filter's shape (fields, operators, value types; never values). */
+const factories = new Map<string, (values: unknown[]) => EntryPredicate>();
+const FACTORY_CACHE_MAX = 512;
+
+/**
+ * The common filter, compiled: plain fields compared with `=`, `!=`, `<`, `<=`, `>`, `>=` to
+ * scalar values, in AND/OR groups. One JavaScript function per filter shape, its values
+ * passed in (never written into the code; field names only after the field-name check, as
+ * JSON string literals), so V8 inlines the property reads and comparisons: a filtered scan
+ * spent most of its time calling one closure per clause per entry. Exactly the semantics of
+ * compileClause (the differential tests of test/sources run both). Undefined: not that shape.
+ */
+function compileScalarWhere(clauses: readonly WhereClause[]): EntryPredicate | undefined {
+  const groups: string[][] = [[]];
+  const shape: string[] = [];
+  const values: unknown[] = [];
+  for (let i = 0; i < clauses.length; i++) {
+    const { field, operator, value, boolean } = clauses[i]!;
+    const kind = typeof value;
+    if (!PLAIN_FIELD.test(field) || value === null || (kind !== 'number' && kind !== 'string' && kind !== 'boolean')) return undefined;
+    if (i > 0 && boolean === 'or') groups.push([]);
+    const v = `v${values.push(value) - 1}`;
+    const read = `(t = e[${JSON.stringify(field)}])`;
+    // A prototype function read through e[field] is never equal to, nor of the type of, a scalar.
+    const equal = `(${read} === ${v} || (Array.isArray(t) && t.indexOf(${v}) >= 0))`;
+    let expression: string;
+    switch (operator) {
+      case '=':
+        expression = equal;
+        break;
+      case '!=':
+        expression = `!${equal}`;
+        break;
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+        expression = `(typeof ${read} === ${JSON.stringify(kind)} && t ${operator} ${v})`;
+        break;
+      default:
+        return undefined;
+    }
+    groups[groups.length - 1]!.push(expression);
+    shape.push(`${boolean}|${field}|${operator}|${kind}`);
+  }
+  const key = shape.join('\n');
+  let factory = factories.get(key);
+  if (factory === undefined) {
+    const declarations = values.map((_, i) => `const v${i} = values[${i}];`).join(' ');
+    const test = groups.map((g) => `(${g.join(' && ')})`).join(' || ');
+    factory = new Function('values', `${declarations} return function (e) { let t; return ${test}; };`) as (values: unknown[]) => EntryPredicate;
+    if (factories.size >= FACTORY_CACHE_MAX) factories.clear();
+    factories.set(key, factory);
+  }
+  return factory(values);
 }
 
 /** The reference semantics of a filter on one entry (see WhereClause). */

@@ -28,27 +28,40 @@ export const LIST_OPERATORS: ReadonlySet<Operator> = new Set<Operator>(['IN', 'N
 export const VALUELESS_OPERATORS: ReadonlySet<Operator> = new Set<Operator>(['NULL', 'NOT NULL']);
 
 /** Field names allowed in filters and sorts (decisions.md): never `$...`, never odd characters. */
-const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
 export function isOperator(value: string): boolean {
   return OPERATORS.has(value.trim().replace(/\s+/g, ' ').toUpperCase());
 }
 
-/** Canonical operator for a name given in any case (`like`, `Not In`, `<>`), or a 400. */
-export function normalizeOperator(value: unknown): Operator {
-  if (typeof value !== 'string') throw new BadRequestError('Filter operator must be a string.');
+/** Every accepted spelling, for messages. */
+export const OPERATOR_SPELLINGS: readonly string[] = [...OPERATORS.keys()];
+
+/**
+ * Canonical operator for a name given in any case (`like`, `Not In`, `<>`), or a 400.
+ * `parameter`: the request parameter it came from, named in the message and the meta.
+ */
+export function normalizeOperator(value: unknown, parameter?: string): Operator {
+  const at = parameter === undefined ? '' : ` in ${parameter}`;
+  const meta = parameter === undefined ? { rule: 'operator' } : { parameter };
+  if (typeof value !== 'string') throw new BadRequestError(`The filter operator${at} must be a string.`, meta);
   const canonical = OPERATORS.get(value.trim().replace(/\s+/g, ' ').toUpperCase());
   if (!canonical) {
-    throw new BadRequestError(`Unknown filter operator "${value}".`, { rule: 'operator' });
+    throw new BadRequestError(`Unknown filter operator "${value.slice(0, 30)}"${at}. Use one of: ${OPERATOR_SPELLINGS.join(', ')}.`, meta);
   }
   return canonical;
 }
 
-/** Check a field name used in a filter or a sort (400 when it could reach a path or a query operator). */
-export function assertFieldName(field: unknown): string {
+/**
+ * Check a field name used in a filter, a sort or `with` (400 when it could reach a path, a
+ * prototype or a query operator). `parameter`: as for normalizeOperator.
+ */
+export function assertFieldName(field: unknown, parameter?: string): string {
   if (typeof field !== 'string' || !FIELD_NAME.test(field) || field.split('.').some((s) => s === '' || FORBIDDEN_SEGMENTS.has(s))) {
-    throw new BadRequestError(`Invalid field name "${String(field)}".`, { rule: 'field' });
+    const shown = String(field).slice(0, 60);
+    if (parameter === undefined) throw new BadRequestError(`Invalid field name "${shown}".`, { rule: 'field' });
+    throw new BadRequestError(`Invalid field name "${shown}" in ${parameter}: it must match ${FIELD_NAME.source}, without __proto__, constructor or prototype.`, { parameter });
   }
   return field;
 }

@@ -1,17 +1,53 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, isTempFile, readTextFile, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, isTempFile, readTextFile, readTextFileSync, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
-import { MemorySource } from '../memory-source.js';
-import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
-import { assertFileKey, resolveInRoot } from '../paths.js';
+import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
 import { mapLimit } from '../map-limit.js';
+import { assertFileKey, resolveInRoot } from '../paths.js';
 import { CODECS, type EntryCodec } from './formats.js';
+
+/**
+ * Entry files in key order when their names are plain integers (`1.json`... `100000.json`),
+ * so the loaded entries need no sort by key (about 2 s blocking at 1M); any other names sort
+ * as text, as before. Integers below 2^32 and indexes below 2^21 pack into one float each,
+ * sorted natively.
+ */
+function sortNames(names: string[]): void {
+  const packed = new Float64Array(names.length);
+  if (names.length < 2 ** 21) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const dot = name.indexOf('.');
+      const stem = name.slice(0, dot);
+      const n = /^(0|[1-9]\d{0,9})$/.test(stem) ? Number(stem) : NaN;
+      if (!(n < 2 ** 32)) {
+        names.sort();
+        return;
+      }
+      packed[i] = n * 2 ** 21 + i;
+    }
+    packed.sort();
+    // Two files of one number (`1.json`, `1.md`): text order, as before, decides which is kept.
+    for (let i = 1; i < packed.length; i++) {
+      if (Math.floor(packed[i]! / 2 ** 21) === Math.floor(packed[i - 1]! / 2 ** 21)) {
+        names.sort();
+        return;
+      }
+    }
+    const copy = names.slice();
+    for (let i = 0; i < packed.length; i++) names[i] = copy[packed[i]! % 2 ** 21]!;
+    return;
+  }
+  names.sort();
+}
+
+/** Files re-read at once by a rescan of the folder (bounded: descriptors). */
+const READ_CONCURRENCY = 64;
 import { keyId } from '../criteria/values.js';
 
-/** Files read at once while loading (bounded so 100k files do not exhaust descriptors). */
-const READ_CONCURRENCY = 64;
 
 
 /**
@@ -67,36 +103,53 @@ export class FilebaseSource extends MemorySource {
       }
       if (this.isEntryFile(name)) wanted.push(name);
     }
-    wanted.sort();
+    sortNames(wanted);
     this.fileNames.clear();
-    const loaded = await mapLimit(wanted, READ_CONCURRENCY, async (name) => {
+    // Small files read synchronously in slices of LOAD_SLICE_MS, yielding between slices:
+    // three to four times faster than one thread-pool round trip per open/stat/read/close
+    // (100k files: about 1 s instead of 3-4 s), and /healthz still answers between slices.
+    const loaded = new Array<Entry | undefined>(wanted.length);
+    let slice = performance.now();
+    for (let index = 0; index < wanted.length; index++) {
+      if ((index & 63) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
+        this.progress(index, wanted.length);
+        await yieldToLoop();
+        slice = performance.now();
+      }
+      const name = wanted[index]!;
       const file = path.join(this.folder, name);
       try {
-        const entry = this.decodeFile(name, await readTextFile(file));
+        const entry = this.decodeFile(name, readTextFileSync(file));
         const key = entry[this.keyName];
         if (name !== this.standardName(keyId(key))) this.fileNames.set(keyId(key), name);
-        return entry;
+        loaded[index] = entry;
       } catch (error) {
         this.logger.warn({ path: file, err: error }, 'skipping unreadable entry file');
-        return undefined;
       }
-    });
+    }
+    this.progress(wanted.length, wanted.length);
     // Two files naming one key (`1.json` and `one.json` both with id 1): one is served, and a
     // write would go to one file while the next boot may read the other. Writes to such a key
     // are refused until an operator removes one of the files.
-    const byKey = new Map<string, string[]>();
+    // The first file of each key by index, the list only for keys in several files (a list per
+    // key was 1M short-lived arrays at 1M entries: a good part of the load's peak memory).
+    const first = new Map<string, number>();
+    const several = new Map<string, string[]>();
+    const entries: Entry[] = [];
     loaded.forEach((entry, index) => {
       if (entry === undefined) return;
+      entries.push(entry);
       const id = keyId(entry[this.keyName]);
-      byKey.set(id, [...(byKey.get(id) ?? []), wanted[index]!]);
+      const at = first.get(id);
+      if (at === undefined) first.set(id, index);
+      else several.set(id, [...(several.get(id) ?? [wanted[at]!]), wanted[index]!]);
     });
     this.duplicates.clear();
-    for (const [id, files] of byKey) {
-      if (files.length < 2) continue;
+    for (const [id, files] of several) {
       this.duplicates.set(id, files);
       this.logger.warn({ key: id, files }, 'one entry key in several files: its writes are refused until one file is removed');
     }
-    return loaded.filter((e): e is Entry => e !== undefined);
+    return entries;
   }
 
   /** Names of entry files: `<name>.<ext>` with one of the format's extensions, not hidden, not temporary. */
