@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -63,7 +64,12 @@ describe('boot loads entries and readiness is true', () => {
     expect(JSON.parse(list.body).meta.pagination?.total ?? JSON.parse(list.body).meta.total).toBe(Math.floor(COUNT / 97));
     expect(notReady).toBeGreaterThan(0);
     expect(healthyWhileLoading).toBeGreaterThan(0);
-    const lines = server.stdout().split('\n');
+    // The ready line follows the readiness flip (it may reach the pipe a moment after the 200).
+    const lines = await eventually(async () => {
+      const all = server!.stdout().split('\n');
+      expect(all.some((l) => l.includes('"msg":"ready'))).toBe(true);
+      return all;
+    }, 5000);
     const listening = lines.findIndex((l) => l.includes('"msg":"listening"'));
     const ready = lines.findIndex((l) => l.includes('"msg":"ready'));
     expect(listening).toBeGreaterThanOrEqual(0);
