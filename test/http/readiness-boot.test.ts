@@ -70,4 +70,16 @@ describe('boot loads entries and readiness is true', () => {
     // A stream this large reports its load.
     expect(lines.some((l) => l.includes('"msg":"loading entries'))).toBe(true);
   }, 90_000);
+
+  it('stops at once on SIGTERM during the load (exit 0, no load error, never ready)', async () => {
+    const early = await startServer(['--config', path.join(dir, 'config.json'), '--port', '0']);
+    expect((await get(`${early.url}/readyz`)).status).toBe(503);
+    const sent = Date.now();
+    early.child.kill('SIGTERM');
+    expect(await early.exit).toBe(0);
+    // The load stops at its next slice instead of reading the remaining files first.
+    expect(Date.now() - sent).toBeLessThan(5_000);
+    expect(early.stdout()).not.toMatch(/could not be loaded/);
+    expect(early.stdout()).not.toMatch(/"msg":"ready/);
+  }, 60_000);
 });
