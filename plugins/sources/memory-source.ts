@@ -95,6 +95,8 @@ export abstract class MemorySource implements Source {
   private loading: Promise<void> | undefined;
   private loaded = false;
   private closed = false;
+  /** Set when close() starts: a load in progress stops at its next slice. */
+  private closing = false;
   private failure: Error | undefined;
   private readonly locks = new KeyedLock();
   private active = 0;
@@ -212,6 +214,15 @@ export abstract class MemorySource implements Source {
 
   private lastProgress = 0;
 
+  /**
+   * Between two slices of a load: let the event loop run, then stop with SourceClosedError
+   * when the source is closing (a shutdown during a long boot load does not wait for it).
+   */
+  protected async nextSlice(): Promise<void> {
+    await yieldToLoop();
+    if (this.closing) throw new SourceClosedError(this.definition.id);
+  }
+
   /** Log load progress of a large stream (at most about once a second; subclasses call it while reading). */
   protected progress(done: number, total: number): void {
     if (total < PROGRESS_MIN) return;
@@ -257,7 +268,7 @@ export abstract class MemorySource implements Source {
     for (let i = 0; i < entries.length; i++) {
       // Hand the event loop back every few milliseconds (/healthz answers during a big load).
       if ((i & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
-        await yieldToLoop();
+        await this.nextSlice();
         slice = performance.now();
       }
       let entry = entries[i]!;
@@ -292,6 +303,7 @@ export abstract class MemorySource implements Source {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true;
     for (const stop of this.unwatch) stop();
     this.unwatch = [];
     this.externalListeners.clear();

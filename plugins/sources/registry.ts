@@ -4,6 +4,7 @@ import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
 import type { CacheStoreFactory, EntryReviver, ExternalChange, Source, SourceContext, SourceFactory, SourceRegistry, StorageTrouble } from './contracts.js';
 import { MemorySource } from './memory-source.js';
+import { SourceClosedError } from './source-errors.js';
 
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
 
@@ -132,7 +133,8 @@ export class SourceRegistryImpl implements SourceRegistry {
         await source.open();
         return (await source.count([])) ?? 0;
       } catch (error) {
-        this.logger.error({ stream: definition.id, err: error }, 'the entries of a stream could not be loaded at boot');
+        // Closed meanwhile (shutdown, or the stream redefined): nothing went wrong.
+        if (!(error instanceof SourceClosedError)) this.logger.error({ stream: definition.id, err: error }, 'the entries of a stream could not be loaded at boot');
         return 0;
       }
     });

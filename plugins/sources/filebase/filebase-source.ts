@@ -4,7 +4,7 @@ import { AppError, isTempFile, readTextFile, readTextFileSync, type FolderListen
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
-import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
+import { LOAD_SLICE_MS, MemorySource } from '../memory-source.js';
 import { mapLimit } from '../map-limit.js';
 import { assertFileKey, resolveInRoot } from '../paths.js';
 import { CODECS, type EntryCodec } from './formats.js';
@@ -113,7 +113,7 @@ export class FilebaseSource extends MemorySource {
     for (let index = 0; index < wanted.length; index++) {
       if ((index & 63) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
         this.progress(index, wanted.length);
-        await yieldToLoop();
+        await this.nextSlice();
         slice = performance.now();
       }
       const name = wanted[index]!;
