@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { performance } from 'node:perf_hooks';
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
@@ -55,7 +55,9 @@ export class NodeHttpServer extends HttpServerCore {
     server.maxHeadersCount = MAX_HEADERS + 1;
     server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => this.onClientError(error, socket));
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
-    this.sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+    // `ws` is loaded only by this transport (boot time: the native transport never needs it).
+    const { WebSocketServer: Sockets } = await import('ws');
+    this.sockets = new Sockets({ noServer: true, maxPayload: 64 * 1024 });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));

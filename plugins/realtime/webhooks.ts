@@ -1,5 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import type { Logger } from '../../kernel/index.js';
 import type { Change, ChangeEvent } from './feed.js';
 import { JsonlLog } from './jsonl-log.js';
@@ -213,6 +212,8 @@ export class Webhooks {
     if (secret) headers['streams-signature'] = signature(secret, delivery.body, unix);
     let failure: string | undefined;
     try {
+      // undici is loaded at the first delivery: an application without webhooks never pays for it.
+      const { request } = await import('undici');
       const answer = await request(delivery.url, {
         method: 'POST',
         headers,
