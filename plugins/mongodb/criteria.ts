@@ -1,8 +1,8 @@
 import type { Document, Filter, Sort } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
-import { likePatternBody, type OrderClause, type WhereClause } from '../sources/index.js';
+import { assertFieldName, likePatternBody, type OrderClause, type WhereClause } from '../sources/index.js';
 import { KEY_ORDER_FIELD, RESERVED_FIELDS } from './documents.js';
-import { requireFieldName, requireList, requireScalar, type Scalar } from './values.js';
+import { requireList, requireScalar, type Scalar } from './values.js';
 
 /**
  * Criteria (WhereClause[] / OrderClause[], values already cast by the entries layer)
@@ -28,7 +28,7 @@ const NEVER: Filter<Document> = { _id: { $exists: false } };
 
 /** The document path of a field: the stream key is stored as `_id`. */
 export function fieldPath(keyName: string, field: string): string {
-  const name = requireFieldName(field);
+  const name = assertFieldName(field);
   if (name === keyName) return '_id';
   // Storage columns (`_id`, `_ko`, `_rev`) are not attributes: filtering or sorting on
   // them would expose (and depend on) how entries are stored.
@@ -137,7 +137,7 @@ const COMPARISONS: Record<string, '$lt' | '$lte' | '$gt' | '$gte'> = { '<': '$lt
 
 /** One clause to one predicate document. */
 export function translateClause(clause: WhereClause, keyName: string): Filter<Document> {
-  const field = requireFieldName(clause.field);
+  const field = assertFieldName(clause.field);
   const path = fieldPath(keyName, field);
   const operator = String(clause.operator).toUpperCase();
   const scalar = (): Scalar => (clause.value === undefined ? null : requireScalar(clause.value, field, operator));

@@ -53,20 +53,7 @@ export function requireList(value: unknown, field: string, operator: string): Sc
   return list.map((item) => requireScalar(item, field, operator));
 }
 
-/** Field names of a filter or sort (decisions.md), each dotted segment checked too. */
-const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
-
-export function requireFieldName(field: unknown): string {
-  if (typeof field !== 'string' || !FIELD_NAME.test(field)) {
-    throw new BadRequestError(`The field name ${JSON.stringify(field)} is not valid: use letters, digits, _ and . only.`, { rule: 'field' });
-  }
-  const segments = field.split('.');
-  if (segments.some((s) => s === '' || FORBIDDEN_SEGMENTS.has(s))) {
-    throw new BadRequestError(`The field name "${field}" is not valid.`, { field, rule: 'field' });
-  }
-  return field;
-}
 
 /**
  * A document coming from a request (entry attributes) must not carry `$`-prefixed or
