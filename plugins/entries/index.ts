@@ -2,6 +2,5 @@
 export type * from './contracts.js';
 export { ENTRIES } from './tokens.js';
 export { entriesPlugin as default } from './plugin.js';
-export { EntriesServiceImpl, type EntriesDependencies } from './service.js';
-export { QueryCriteria, WRITE_METHODS } from './criteria-builder.js';
+export { WRITE_METHODS } from './criteria-builder.js';
 export type * from './hooks.js';

@@ -14,7 +14,7 @@ import { Query } from 'mingo';
 import { BSON, type Document } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CriteriaReadMethod, StreamDefinition } from '../../plugins/addon/index.js';
-import { QueryCriteria } from '../../plugins/entries/index.js';
+import { QueryCriteria } from '../../plugins/entries/criteria-builder.js';
 import { buildFilter } from '../../plugins/mongodb/criteria.js';
 import { matchesWhere, normalizeWhere, type Entry, type WhereClause } from '../../plugins/sources/index.js';
 

@@ -2,7 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError, Hooks } from '../../kernel/index.js';
-import { EntriesServiceImpl } from '../../plugins/entries/index.js';
+import { EntriesServiceImpl } from '../../plugins/entries/service.js';
 import { createSourceRegistry } from '../../plugins/sources/index.js';
 import type { StreamDefinition } from '../../plugins/streams/index.js';
 import { field, makeDefinition } from '../sources/definitions.js';
