@@ -81,10 +81,11 @@ function waitExit(child, ms) {
   });
 }
 
-async function stopChild(child) {
+/** SIGTERM, then SIGKILL when it has not exited within `graceMs`. */
+export async function stopChild(child, graceMs = 15_000) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
-  if (!(await waitExit(child, 15_000))) {
+  if (!(await waitExit(child, graceMs))) {
     child.kill('SIGKILL');
     await waitExit(child, 5_000);
   }
@@ -195,20 +196,7 @@ export async function startBaseline({ dataDir, pin, port }) {
   let err = '';
   child.stderr.on('data', (c) => (err += c));
   child.stdout.resume();
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve();
-      }, 10_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  };
+  const stop = () => stopChild(child, 10_000);
   return { child, pid: child.pid, url: `http://127.0.0.1:${chosen}`, stop, stderr: () => err };
 }
 

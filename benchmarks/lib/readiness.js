@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { STREAM_ID } from './dataset.js';
-import { SERVER_CPU, cpuMsOf, freePort, getProductRoot, memoryOf, pinned, startBaseline } from './processes.js';
+import { SERVER_CPU, cpuMsOf, freePort, getProductRoot, memoryOf, pinned, startBaseline, stopChild } from './processes.js';
 import { bootTimeout } from './bench-dataset.js';
 
 /**
@@ -45,20 +45,7 @@ function spawnProduct(config, port, pin) {
   const argv = pinned(SERVER_CPU, [process.execPath, path.join(root, 'kernel', 'boot.js'), '--config', config, '--port', String(port)], pin);
   const child = spawn(argv[0], argv.slice(1), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr.resume();
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve();
-      }, 15_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  };
+  const stop = () => stopChild(child);
   return { child, pid: child.pid, url: `http://127.0.0.1:${port}`, stop };
 }
 
