@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsPkg from 'ajv-formats';
 
-// ajv-formats is CommonJS with a `default` property; see TOOLCHAIN.md §3.
+// ajv-formats is CommonJS: under ESM its default import is the module object, the plugin is its `default`.
 const addFormats = addFormatsPkg.default;
 
 /** One configured ajv instance factory, so every plugin validates the same way. */

@@ -119,7 +119,7 @@ function clausesOf(steps: Array<[string, unknown[]]>): WhereClause[] {
   return criteria.wheres.map((w) => normalizeWhere(w.field, w.operator, w.value, w.boolean));
 }
 
-/** As the driver sends it (TOOLCHAIN.md §4). */
+/** As the driver sends it: BSON-serialized and back, undefined kept as null. */
 const wire = <T extends Document>(value: T): T => BSON.deserialize(BSON.serialize(value, { ignoreUndefined: false })) as T;
 
 describe('near on MongoDB', () => {

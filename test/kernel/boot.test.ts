@@ -8,7 +8,7 @@ import { BOOT, REPO, runToExit, startServer } from '../helpers/server-process.js
 
 /**
  * Spawns the real launcher against dist/ (built by `npm install`/`npm ci`): catches what
- * vitest cannot, such as ESM load-order problems in tsc output (TOOLCHAIN gotcha 5).
+ * vitest cannot, such as ESM load-order problems in tsc output (a module used before it is evaluated).
  */
 
 let tmp: string;

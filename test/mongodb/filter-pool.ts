@@ -8,7 +8,7 @@ import type { Entry, WhereClause } from '../../plugins/sources/index.js';
 
 export const KEY = 'id';
 
-/** As the driver sends it: BSON with undefined kept as null (TOOLCHAIN.md §4). */
+/** As the driver sends it: BSON-serialized and back, undefined kept as null. */
 export function wire<T extends Document>(value: T): T {
   return BSON.deserialize(BSON.serialize(value, { ignoreUndefined: false })) as T;
 }
