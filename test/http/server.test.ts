@@ -12,11 +12,8 @@ import { TRANSPORTS } from './transports.js';
 
 const raw = rawHttp;
 
-describe.each(TRANSPORTS)('$name transport', ({ name, create, available, skipReason }) => {
-  if (!available) {
-    it.skip(`${name}: ${skipReason}`, () => undefined);
-    return;
-  }
+// A transport without a native binary here is skipped with the loader's reason in its title.
+for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipIf(!available)(`${name} transport${available ? '' : ` (skipped: ${skipReason})`}`, () => {
   let server: HttpServerCore;
   let root: string;
   let base: string;
