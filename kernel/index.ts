@@ -16,3 +16,4 @@ export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFi
 export { KeyedLock } from './keyed-lock.js';
 export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './folder-watcher.js';
+export { backoffDelay } from './backoff.js';

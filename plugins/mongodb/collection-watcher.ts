@@ -1,5 +1,5 @@
 import type { ChangeStream, ChangeStreamDocument, ChangeStreamOptions, Collection, Document, ResumeToken } from 'mongodb';
-import type { Logger } from '../../kernel/index.js';
+import { backoffDelay, type Logger } from '../../kernel/index.js';
 
 /** What a cache over a collection needs to hear (Source.watchStore). */
 export type StoreEvent = 'changed' | 'unreliable' | 'reliable';
@@ -93,7 +93,7 @@ export class CollectionWatcher {
     // A lost history or an invalidate (drop): the token is useless; start afresh.
     if (!error || code === 286 || code === 280 || code === 260) this.token = undefined;
     this.failures += 1;
-    this.schedule(Math.min(this.retry.maxMs, this.retry.initialMs * 2 ** Math.min(this.failures - 1, 16)));
+    this.schedule(backoffDelay(this.failures, this.retry.initialMs, this.retry.maxMs));
   }
 
   private schedule(delayMs: number): void {

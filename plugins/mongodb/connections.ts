@@ -1,5 +1,5 @@
 import { MongoClient, type Db, type MongoClientOptions, type TopologyDescriptionChangedEvent } from 'mongodb';
-import { AppError, ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { AppError, backoffDelay, ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
 import type { MongoConnectionConfig } from './settings.js';
 
 /** Connection name pattern: it appears in logs and config paths, keep it boring. */
@@ -189,7 +189,7 @@ export class MongoConnection {
         return;
       } catch (error) {
         if (this.closed) return;
-        const delay = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** Math.min(this.attempt - 1, 20));
+        const delay = backoffDelay(this.attempt, this.retry.initialDelayMs, this.retry.maxDelayMs);
         this.logger.error(
           { connection: this.name, attempt: this.attempt, retryInMs: delay, err: { message: (error as Error).message, name: (error as Error).name } },
           `mongodb connection "${this.name}" is unreachable; retrying in ${delay} ms (other sources keep serving)`,

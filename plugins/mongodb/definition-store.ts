@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChangeStream, ChangeStreamDocument, Collection, ResumeToken } from 'mongodb';
-import { AppError, type Logger } from '../../kernel/index.js';
+import { AppError, backoffDelay, type Logger } from '../../kernel/index.js';
 import type { DefinitionStore } from '../streams/index.js';
 import type { MongoConnection } from './connections.js';
 import { isDuplicateKey, isTransient, mapMongoError } from './errors.js';
@@ -266,7 +266,7 @@ export class MongoDefinitionStore implements DefinitionStore {
     // Anything else (network, no primary, failover): resume from the token, with backoff;
     // poll meanwhile so a long outage of the stream alone does not hide changes.
     this.streamFailures += 1;
-    const delay = Math.min(this.retryMaxMs, this.retryInitialMs * 2 ** Math.min(this.streamFailures - 1, 16));
+    const delay = backoffDelay(this.streamFailures, this.retryInitialMs, this.retryMaxMs);
     this.logger.warn(
       { err: { message: error.message, code: numeric }, retryInMs: delay, transient: isTransient(error) },
       'the change stream of stream definitions failed; resuming from its token',

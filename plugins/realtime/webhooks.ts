@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { Logger } from '../../kernel/index.js';
+import { backoffDelay, type Logger } from '../../kernel/index.js';
 import type { Change, ChangeEvent } from './feed.js';
 import { JsonlLog } from './jsonl-log.js';
 import { changeJson } from './subscription.js';
@@ -252,7 +252,7 @@ export class Webhooks {
       await this.record({ done: delivery.id });
       return;
     }
-    const backoff = Math.min(MAX_BACKOFF_MS, this.settings.retryBaseMs * 2 ** (delivery.attempts - 1));
+    const backoff = backoffDelay(delivery.attempts, this.settings.retryBaseMs, MAX_BACKOFF_MS);
     // Full jitter between half and all of the backoff: receivers that failed together do not retry together.
     delivery.due = Date.now() + Math.round(backoff * (0.5 + Math.random() / 2));
     this.logger.warn({ url: delivery.url, delivery: delivery.id, attempts: delivery.attempts, reason: failure, retry_in_ms: delivery.due - Date.now() }, 'webhook delivery failed; retrying');
