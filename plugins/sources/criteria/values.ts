@@ -11,42 +11,40 @@ export function getPath(entry: Record<string, unknown>, field: string): unknown 
   return current;
 }
 
-const readers = new Map<string, (entry: Record<string, unknown>) => unknown>();
+type FieldRead = (entry: Record<string, unknown>) => unknown;
+const readers = new Map<string, FieldRead>();
+const ownReaders = new Map<string, FieldRead>();
 
 /**
- * A reader of one field as filters see it: a dotted path through own properties, or a
- * plain property (a function can only come from the prototype and counts as missing).
- * Plain fields get a reader compiled for that one property name, so V8 caches the
+ * A reader of one plain field compiled for that one property name, so V8 caches the
  * property's place per field (a shared `entry[field]` site sees every field and goes
  * megamorphic: it was a fifth of a filtered scan). Safe: names passed assertFieldName
- * (letters, digits, `_`, `.`) and are embedded as a JSON string literal. Bounded cache.
+ * (letters, digits, `_`, `.`), are checked again and embedded as a JSON string literal.
+ * Bounded cache. `body` reads the property, given its name as that literal.
  */
-export function fieldReader(field: string): (entry: Record<string, unknown>) => unknown {
+function compiledReader(cache: Map<string, FieldRead>, field: string, body: (name: string) => string): FieldRead {
   if (field.indexOf('.') >= 0) return (entry) => getPath(entry, field);
-  let reader = readers.get(field);
+  let reader = cache.get(field);
   if (reader === undefined) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new Error(`invalid field name ${JSON.stringify(field)}`);
-    reader = new Function('entry', `const v = entry[${JSON.stringify(field)}]; return typeof v === 'function' ? undefined : v;`) as (entry: Record<string, unknown>) => unknown;
-    if (readers.size >= 4096) readers.clear();
-    readers.set(field, reader);
+    reader = new Function('entry', body(JSON.stringify(field))) as FieldRead;
+    if (cache.size >= 4096) cache.clear();
+    cache.set(field, reader);
   }
   return reader;
 }
 
-const ownReaders = new Map<string, (entry: Record<string, unknown>) => unknown>();
+/**
+ * A reader of one field as filters see it: a dotted path through own properties, or a
+ * plain property (a function can only come from the prototype and counts as missing).
+ */
+export function fieldReader(field: string): FieldRead {
+  return compiledReader(readers, field, (name) => `const v = entry[${name}]; return typeof v === 'function' ? undefined : v;`);
+}
 
 /** `getPath` for one field, compiled for plain names as fieldReader is (sorts read one value per entry). */
-export function ownReader(field: string): (entry: Record<string, unknown>) => unknown {
-  if (field.indexOf('.') >= 0) return (entry) => getPath(entry, field);
-  let reader = ownReaders.get(field);
-  if (reader === undefined) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new Error(`invalid field name ${JSON.stringify(field)}`);
-    const name = JSON.stringify(field);
-    reader = new Function('entry', `return Object.hasOwn(entry, ${name}) ? entry[${name}] : undefined;`) as (entry: Record<string, unknown>) => unknown;
-    if (ownReaders.size >= 4096) ownReaders.clear();
-    ownReaders.set(field, reader);
-  }
-  return reader;
+export function ownReader(field: string): FieldRead {
+  return compiledReader(ownReaders, field, (name) => `return Object.hasOwn(entry, ${name}) ? entry[${name}] : undefined;`);
 }
 
 /** Strict deep equality for JSON-like values. */
