@@ -124,7 +124,13 @@ export class Kernel {
       };
       this.contexts.set(loaded.plugin.name, context);
     }
-    for (const loaded of this.plugins) await this.step(loaded, 'register');
+    try {
+      for (const loaded of this.plugins) await this.step(loaded, 'register');
+    } catch (error) {
+      // Nothing booted, nothing to shut down (register does no I/O); the kernel is done.
+      this.state = 'stopped';
+      throw error;
+    }
     try {
       for (const loaded of this.plugins) {
         // Recorded before boot so a half-booted plugin still gets its shutdown.

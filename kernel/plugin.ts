@@ -42,7 +42,7 @@ export interface PluginContext<Options = Record<string, unknown>> {
 
 /** Milliseconds a lifecycle step may take before the kernel names the plugin as stuck. */
 export interface PluginTimeouts {
-  /** register and boot together (default 60 s). */
+  /** register, and then boot, each (default 60 s). */
   boot?: number;
   /** shutdown (default 30 s; then the kernel logs it and shuts the next plugin down). */
   shutdown?: number;

@@ -323,7 +323,7 @@ export class MongoDefinitionStore implements DefinitionStore {
         this.logger.error({ id, err: { message: (error as Error).message } }, `reloading stream definition [${id}] failed ${attempt} times; it is retried at the next change or comparison`);
         return;
       }
-      const delay = Math.min(this.retryMaxMs, this.retryInitialMs * 2 ** (attempt - 1));
+      const delay = backoffDelay(attempt, this.retryInitialMs, this.retryMaxMs);
       setTimeout(() => void this.announce(id, attempt + 1), delay).unref();
     });
   }

@@ -43,7 +43,7 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
   return {
     name: 'mongodb',
     settings: mongodbSettings,
-    requires: ['streams', 'fields', 'sources', 'http'],
+    requires: ['streams', 'fields', 'sources'],
     optionsSchema,
     register({ provide, use, find, config, logger, options }) {
       connections = new MongoConnections(config.mongodb, logger, {
@@ -85,13 +85,14 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
         );
       });
     },
-    boot({ use, config, logger }) {
+    boot({ use, find, config, logger }) {
       // Every configured connection is opened now (in the background: an unreachable
       // server is logged and retried, it never stops the boot).
       for (const name of Object.keys(config.mongodb.connections)) connections.get(name);
       openDatabaseStreams(use(STREAM_REGISTRY), use(SOURCES), logger);
       // Ready needs a primary; index builds in progress (or failed) are shown, never waited for.
-      use(HTTP_SERVER).addReadinessCheck('mongodb', () => {
+      // (No transport, no readiness to report: http is not required.)
+      find(HTTP_SERVER)?.addReadinessCheck('mongodb', () => {
         const builds = indexBuilds.report();
         return builds.length > 0 ? { ready: connections.ready(), details: { index_builds: builds } } : connections.ready();
       });
@@ -105,7 +106,7 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
   };
 });
 
-/** Open the source of every `database` stream now, so indexes exist before the first request. */
+/** Open the source of every `database` stream now, so its index build starts at boot, not at the first request. */
 function openDatabaseStreams(registry: StreamRegistry, sources: SourceRegistry, logger: Logger): void {
   for (const definition of registry.list()) {
     if (definition.config.source.type !== 'database') continue;

@@ -15,6 +15,9 @@ import type { IndexBuilds } from './index-builds.js';
 import { ensureIndexes, indexCount } from './indexes.js';
 import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
 
+/** How long closing a source waits for an index build still running (then it lets it finish alone). */
+const INDEX_BUILD_CLOSE_WAIT_MS = 2000;
+
 /** Default longest time one read may run on the server (`query_timeout_ms`). */
 export const QUERY_TIME_LIMIT_MS = 5000;
 
@@ -175,8 +178,10 @@ export class MongoSource implements Source {
     await this.lock.idle();
     await this.watcher?.stop();
     this.remote.close();
-    // A build in flight finishes on the server anyway; its client must stay open until it answers.
-    await this.indexing;
+    // A build in flight finishes on the server anyway. Its answer is awaited a little (so a short
+    // build reports), never for long: a shutdown must not wait for a long index build.
+    await Promise.race([this.indexing, new Promise((resolve) => setTimeout(resolve, INDEX_BUILD_CLOSE_WAIT_MS).unref())]);
+    this.options.indexBuilds?.forget(this.definition.id);
     this.closed = true;
     await this.connection.release();
   }
@@ -297,7 +302,14 @@ export class MongoSource implements Source {
       // revision only has to differ from the one replaced: a random one, as nothing was read.
       await this.raiseCounterFor(id);
       document[REVISION_FIELD] = randomInt(1, 2 ** 47);
-      await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
+      try {
+        await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
+      } catch (error) {
+        // Two upserts of one new `_id` racing (two nodes): the loser's insert half fails on
+        // the `_id` index; the document exists now, so its retry replaces it.
+        if (!isDuplicateKey(error) || !String((error as Error).message).includes('_id_')) throw error;
+        await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
+      }
       delete document[KEY_ORDER_FIELD];
       return this.entryOf(document);
     }

@@ -42,6 +42,13 @@ describe('plugin lifecycle time limits', () => {
     expect(shut).toEqual(['stuck', 'first']);
   });
 
+  it('a register that never settles fails after the same limit, naming the step; the kernel is then stopped', async () => {
+    const stuck = definePlugin({ name: 'stuck-register', timeouts: { boot: 100 }, register: never });
+    const kernel = new Kernel(buildConfig({ plugins: NO_CORE }, dir), { plugins: [stuck], logger: memoryLogger().logger });
+    await expect(kernel.boot()).rejects.toThrow('plugin "stuck-register" did not finish its register within 100 ms');
+    await expect(kernel.boot()).rejects.toThrow('kernel cannot boot from state stopped');
+  });
+
   it('an operator\'s boot_timeout_ms in the plugins entry wins over the default, both ways', async () => {
     const tight = new Kernel(buildConfig({ plugins: [...NO_CORE, { name: slowBoot, boot_timeout_ms: 50 }] }, dir), { logger: memoryLogger().logger });
     await expect(tight.boot()).rejects.toThrow('plugin "slow-boot" did not finish its boot within 50 ms');

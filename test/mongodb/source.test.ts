@@ -48,6 +48,18 @@ describe('mongodb source (stand-in server)', () => {
     await sourceOn(fake);
   });
 
+  it('a create-or-replace that lost the race for a new _id to another node replaces it (it was a 409)', async () => {
+    const fake = fakeConnections();
+    const source = await sourceOn(fake);
+    const { MongoServerError } = await import('mongodb');
+    // As the server answers the loser of two concurrent upserts of one new _id.
+    fake.server.failNext('replaceOne', () => new MongoServerError({ message: 'E11000 duplicate key error collection: standin.films index: _id_ dup key', code: 11000, keyValue: { _id: 7 } }));
+    await fake.server.client().db().collection('films').insertOne({ _id: 7, title: 'from the other node' });
+    await source.put(7, { id: 7, title: 'from this node' });
+    expect(await source.get(7)).toMatchObject({ id: 7, title: 'from this node' });
+    await source.close();
+  });
+
   it('allocates increment keys atomically above every stored or explicit integer key, across instances', async () => {
     const fake = fakeConnections();
     const nodeA = await sourceOn(fake);
