@@ -47,6 +47,8 @@ function canonical(value: unknown): string {
  */
 export class EntryWatch {
   private readonly expected = new Map<string, Expected[]>();
+  /** Per key, the content of this node's write last recognised (bounded like `expected`). */
+  private readonly lastOwn = new Map<string, string>();
   private readonly listeners = new Set<(changes: ExternalChange[]) => void>();
 
   constructor(
@@ -87,6 +89,7 @@ export class EntryWatch {
   close(): void {
     this.listeners.clear();
     this.expected.clear();
+    this.lastOwn.clear();
   }
 
   /** One event of the collection's change stream. */
@@ -113,16 +116,37 @@ export class EntryWatch {
     }
   }
 
-  /** True (and forgotten) when this event is one of our own writes. */
+  /**
+   * True when this event is one of our own writes. An update's event carries the document
+   * as the server finds it when it sends the event (`updateLookup`), so after two quick
+   * writes the first event already shows the second's content: a match therefore also
+   * settles the older writes of that key, and the content last matched stays recognised
+   * for the events still on their way (a later event with that same content changes nothing).
+   */
   private ownWrite(id: EntryKey, digest: string): boolean {
     const key = JSON.stringify(id);
     const list = this.expected.get(key);
-    if (!list) return false;
-    const now = Date.now();
-    for (let i = list.length - 1; i >= 0; i--) if (now - list[i]!.at > EXPECTED_TTL_MS) list.splice(i, 1);
-    const at = list.findIndex((e) => e.digest === digest);
-    if (at !== -1) list.splice(at, 1);
-    if (list.length === 0) this.expected.delete(key);
-    return at !== -1;
+    if (list) {
+      const now = Date.now();
+      for (let i = list.length - 1; i >= 0; i--) if (now - list[i]!.at > EXPECTED_TTL_MS) list.splice(i, 1);
+      const at = list.findIndex((e) => e.digest === digest);
+      if (at !== -1) {
+        list.splice(0, at + 1);
+        if (list.length === 0) this.expected.delete(key);
+        this.remember(key, digest);
+        return true;
+      }
+      if (list.length === 0) this.expected.delete(key);
+    }
+    if (digest !== 'delete' && this.lastOwn.get(key) === digest) return true;
+    // Someone else's change: our last content no longer describes the entry.
+    this.lastOwn.delete(key);
+    return false;
+  }
+
+  private remember(key: string, digest: string): void {
+    this.lastOwn.delete(key);
+    if (this.lastOwn.size >= MAX_EXPECTED) this.lastOwn.delete(this.lastOwn.keys().next().value!);
+    this.lastOwn.set(key, digest);
   }
 }

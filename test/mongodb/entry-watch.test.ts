@@ -55,6 +55,23 @@ describe(`${ON_STAND_IN} database streams: changes made by other nodes (change s
     await b.source.close();
   });
 
+  it('two quick PATCHes of one entry are this node\'s own writes, although the first event already shows the second\'s document', async () => {
+    const fake = fakeConnections();
+    const a = await node(fake);
+    const b = await node(fake);
+    await a.source.put(1, { id: 1, title: 'Alien', year: 1979 }, { mode: 'create' });
+    const first = (await a.source.get(1))!;
+    const patched = (await a.source.put(1, { ...first, title: 'Aliens' }, { mode: 'patch', previous: first })) as Record<string, unknown>;
+    // Sent before the first update's event is delivered: that event's looked-up document is the second's.
+    await a.source.put(1, { ...patched, year: 1986 }, { mode: 'patch', previous: patched });
+    await waitFor(() => b.heard.length === 3);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(a.heard).toEqual([]);
+    expect(b.heard.at(-1)).toMatchObject({ key: 1, entry: { id: 1, title: 'Aliens', year: 1986 }, origin: 'remote' });
+    await a.source.close();
+    await b.source.close();
+  });
+
   it('ignores documents another tool wrote with a key no entry can have (an ObjectId)', async () => {
     const fake = fakeConnections();
     const a = await node(fake);
