@@ -35,14 +35,29 @@ export const realtimePlugin = definePlugin(() => {
       const feed = new ChangeFeed(path.join(folder, 'changes.jsonl'), { count: settings.history.count, maxAgeSeconds: settings.history.max_age_seconds }, log);
       const streams = use(STREAM_REGISTRY);
       const registry = (): StreamRegistry => streams;
-      // A stream may declare its own webhooks (`"webhooks": [...]` in its definition).
+      // A stream may declare its own webhooks (`"webhooks": [...]` in its definition), to hosts the
+      // operator allows: a definition can be written over the API, and must not make the server
+      // post to any address it likes.
       hooks.on('definition.extend', ({ extend }) => extend('webhooks', STREAM_WEBHOOKS_SCHEMA));
+      const hosts = new Set(settings.stream_webhook_hosts.map((h) => h.toLowerCase()));
+      const allowedHost = (url: string): boolean => {
+        try {
+          return hosts.has(new URL(url).hostname.toLowerCase());
+        } catch {
+          return false;
+        }
+      };
+      streams.addCheck((definition) =>
+        ((definition.extra.webhooks as StreamWebhook[] | undefined) ?? []).flatMap((hook, i) =>
+          allowedHost(hook.url) ? [] : [{ path: `/webhooks/${i}/url`, message: `posts to a host not in realtime.stream_webhook_hosts (${hosts.size === 0 ? 'none are allowed' : [...hosts].join(', ')})` }],
+        ),
+      );
       const webhooks = new Webhooks(
         path.join(folder, 'outbox.jsonl'),
         settings.webhooks,
         { timeoutMs: settings.webhook_timeout_ms, maxAttempts: settings.webhook_max_attempts, retryBaseMs: settings.webhook_retry_base_ms },
         log,
-        (stream) => (registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? [],
+        (stream) => ((registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? []).filter((hook) => allowedHost(hook.url)),
       );
       const open = new Set<StreamSink>();
       const sessions = new Set<RealtimeSession>();

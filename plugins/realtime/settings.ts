@@ -8,6 +8,7 @@ export interface RealtimeSettings {
   webhook_timeout_ms: number;
   webhook_max_attempts: number;
   webhook_retry_base_ms: number;
+  stream_webhook_hosts: string[];
 }
 
 declare module '../../kernel/config-schema.js' {
@@ -51,6 +52,8 @@ export const realtimeSettings = defineSettings({
       webhook_timeout_ms: { type: 'integer', minimum: 100, default: 10000 },
       webhook_max_attempts: { type: 'integer', minimum: 1, maximum: 100, default: 15 },
       webhook_retry_base_ms: { type: 'integer', minimum: 10, default: 1000 },
+      /** Hosts a stream definition's own `webhooks` may post to (none by default: only the operator's config sends webhooks). */
+      stream_webhook_hosts: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
     },
   },
 });

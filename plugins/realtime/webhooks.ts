@@ -37,7 +37,9 @@ export const STREAM_WEBHOOKS_SCHEMA = {
     properties: {
       url: { type: 'string', pattern: '^https?://', maxLength: 2048 },
       events: { type: 'array', items: { enum: ['created', 'updated', 'deleted'] }, uniqueItems: true },
-      secret_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' },
+      // Only variables named for this purpose: a definition (editable over the API) must not be
+      // able to sign deliveries with, and so expose to guessing, any secret of the process.
+      secret_env: { type: 'string', pattern: '^STREAMS_WEBHOOK_[A-Z0-9_]{1,100}$' },
     },
   },
 };
@@ -200,6 +202,13 @@ export class Webhooks {
   }
 
   private async attempt(delivery: Delivery): Promise<void> {
+    if (delivery.fromStream && this.streamHookOf(delivery) === undefined) {
+      // The stream no longer declares it (or its host is no longer allowed): never sent unsigned.
+      this.logger.warn({ url: delivery.url, stream: delivery.stream, delivery: delivery.id }, 'webhook delivery dropped: its stream no longer declares that webhook');
+      this.pending.delete(delivery.id);
+      await this.record({ done: delivery.id });
+      return;
+    }
     this.inFlight.add(delivery.id);
     this.busy.set(delivery.url, (this.busy.get(delivery.url) ?? 0) + 1);
     const secret = this.secretOf(delivery);
@@ -266,11 +275,15 @@ export class Webhooks {
       const stream = delivery.stream;
       return this.hooks.find((h) => h.url === delivery.url && (stream === undefined || h.streams === undefined || h.streams.includes(stream)))?.secret;
     }
-    const hook = delivery.stream === undefined ? undefined : this.streamHooks(delivery.stream).find((h) => h.url === delivery.url);
+    const hook = this.streamHookOf(delivery);
     if (hook?.secret_env === undefined) return undefined;
     const secret = process.env[hook.secret_env];
     if (!secret) this.logger.warn({ url: delivery.url, stream: delivery.stream, variable: hook.secret_env }, 'the webhook secret variable is not set: delivering unsigned');
     return secret || undefined;
+  }
+
+  private streamHookOf(delivery: Delivery): StreamWebhook | undefined {
+    return delivery.stream === undefined ? undefined : this.streamHooks(delivery.stream).find((h) => h.url === delivery.url);
   }
 
   private async record(record: OutboxRecord): Promise<void> {

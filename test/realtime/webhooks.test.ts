@@ -10,6 +10,7 @@ import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../plugins/realtime/webhooks.js';
 import { cleanups, runCleanups, until } from './clients.js';
+import { eventually } from '../helpers/eventually.js';
 import { boot, films } from './films-app.js';
 
 /**
@@ -128,13 +129,13 @@ describe('webhooks', () => {
     expect(JSON.parse(hook.received[1]!.body)).toMatchObject({ event: 'created', id: 2 });
   });
 
-  it('a stream may declare its own webhooks in its definition, signed with a secret from the environment', async () => {
-    process.env.FILMS_HOOK_SECRET = 'from-the-environment';
-    cleanups.push(() => void delete process.env.FILMS_HOOK_SECRET);
+  it('a stream may declare its own webhooks in its definition, to allowed hosts, signed with a secret from the environment', async () => {
+    process.env.STREAMS_WEBHOOK_FILMS = 'from-the-environment';
+    cleanups.push(() => void delete process.env.STREAMS_WEBHOOK_FILMS);
     const hook = await receiver((_n, res) => res.end());
-    const app = await boot('node', {}, {
+    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'] } }, {
       streams: {
-        films: { ...films, webhooks: [{ url: hook.url, events: ['deleted'], secret_env: 'FILMS_HOOK_SECRET' }] },
+        films: { ...films, webhooks: [{ url: hook.url, events: ['deleted'], secret_env: 'STREAMS_WEBHOOK_FILMS' }] },
         other: { fields: { id: 'integer' } },
       },
     });
@@ -155,6 +156,44 @@ describe('webhooks', () => {
     expect(bad.status).toBeGreaterThanOrEqual(400);
     expect(bad.status).toBeLessThan(500);
     expect(JSON.stringify(bad.json.errors)).toMatch(/webhooks/);
+    // A definition can be written over the API: it may neither post to a host the operator did not
+    // allow (an internal address) nor sign with any variable of the process (a database URL).
+    const elsewhere = await app.request('POST', '/api/streams', { id: 'probe', fields: { id: 'integer' }, webhooks: [{ url: 'http://169.254.169.254/latest' }] });
+    expect(elsewhere.status).toBe(409);
+    expect(elsewhere.json.errors[0].meta.field).toBe('/webhooks/0/url');
+    const leak = await app.request('POST', '/api/streams', { id: 'leak', fields: { id: 'integer' }, webhooks: [{ url: hook.url, secret_env: 'MONGODB_URL' }] });
+    expect(leak.status).toBe(409);
+    expect(JSON.stringify(leak.json.errors)).toMatch(/secret_env/);
+    expect((await app.request('GET', '/api/streams/probe')).status).toBe(404);
+  });
+
+  it('a pending delivery of a webhook its stream no longer declares is dropped, never sent unsigned', async () => {
+    process.env.STREAMS_WEBHOOK_FILMS = 'k';
+    cleanups.push(() => void delete process.env.STREAMS_WEBHOOK_FILMS);
+    const hook = await receiver((_n, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'], webhook_retry_base_ms: 100 } }, {
+      streams: { films: { ...films, webhooks: [{ url: hook.url, secret_env: 'STREAMS_WEBHOOK_FILMS' }] } },
+    });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await until(() => hook.received.length >= 1);
+    expect(hook.received.every((r) => r.signature.startsWith('t='))).toBe(true);
+    expect((await app.request('PATCH', '/api/streams/films', { webhooks: [] })).status).toBe(200);
+    await eventually(async () => expect((await app.request('GET', '/readyz')).json.details?.webhooks?.pending ?? 0).toBe(0), 5000);
+    const seen = hook.received.length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hook.received.length).toBe(seen);
+    expect(hook.received.every((r) => r.signature.startsWith('t='))).toBe(true);
+  });
+
+  it('without stream_webhook_hosts a definition declares no webhooks (only the operator\'s config sends them)', async () => {
+    const hook = await receiver((_n, res) => res.end());
+    const app = await boot('node');
+    const refused = await app.request('POST', '/api/streams', { id: 'mine', fields: { id: 'integer' }, webhooks: [{ url: hook.url }] });
+    expect(refused.status).toBe(409);
+    expect(refused.json.errors[0].message).toMatch(/not in realtime.stream_webhook_hosts \(none are allowed\)/);
   });
 
   it('the ten-line signature check of docs/realtime.md accepts a real delivery and refuses a forged one', async () => {
