@@ -1,5 +1,5 @@
 import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
-import type { ConfigSections, KernelConfig } from './config-schema.js';
+import { configSchema, type ConfigSections, type KernelConfig } from './config-schema.js';
 import { ConfigError } from './errors.js';
 
 /**
@@ -18,8 +18,8 @@ export function defineSettings<K extends keyof ConfigSections & string>(section:
   return section;
 }
 
-/** Top-level keys of the kernel itself (kernel/config-schema.ts) that no plugin may claim. */
-const KERNEL_KEYS = new Set(['$schema', 'root', 'file', 'data_folder', 'log', 'plugins']);
+/** Top-level keys of the kernel itself (its schema's, and the two it sets) that no plugin may claim. */
+const KERNEL_KEYS = new Set([...Object.keys(configSchema.properties), 'file', 'data_folder']);
 
 const compiled = new WeakMap<object, ReturnType<ReturnType<typeof createAjv>['compile']>>();
 

@@ -6,6 +6,8 @@ export type HookListener<K extends HookName> = (payload: HookMap[K]) => void | P
 interface Registered<K extends HookName> {
   listener: HookListener<K>;
   priority: number;
+  /** The plugin that registered it (through its context's view of the bus), for error logs. */
+  owner: string | undefined;
 }
 
 /**
@@ -29,8 +31,7 @@ export class Hooks {
 
   on<K extends HookName>(name: K, listener: HookListener<K>, options: { priority?: number } = {}): () => void {
     const list = this.listeners.get(name) ?? [];
-    const owned = this.owner === undefined ? listener : ownedBy(listener, this.owner);
-    const item = { listener: owned, priority: options.priority ?? 0 } as unknown as Registered<HookName>;
+    const item = { listener, priority: options.priority ?? 0, owner: this.owner } as unknown as Registered<HookName>;
     list.push(item);
     // Stable sort keeps registration order among equal priorities.
     list.sort((a, b) => a.priority - b.priority);
@@ -52,21 +53,12 @@ export class Hooks {
   async emit<K extends HookName>(name: K, payload: HookMap[K]): Promise<void> {
     const list = this.listeners.get(name);
     if (!list || list.length === 0) return;
-    for (const { listener } of [...list]) {
-      await (listener as HookListener<K>)(payload);
+    for (const { listener, owner } of [...list]) {
+      try {
+        await (listener as HookListener<K>)(payload);
+      } catch (error) {
+        throw owner === undefined ? error : tagErrorWithPlugin(error, owner);
+      }
     }
   }
-}
-
-/** Wraps a listener so what it throws (sync or async) is tagged with its plugin; a sync one stays sync. */
-function ownedBy<K extends HookName>(listener: HookListener<K>, plugin: string): HookListener<K> {
-  return (payload) => {
-    let result: void | Promise<void>;
-    try {
-      result = listener(payload);
-    } catch (error) {
-      throw tagErrorWithPlugin(error, plugin);
-    }
-    return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(tagErrorWithPlugin(error, plugin))) : result;
-  };
 }

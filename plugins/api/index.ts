@@ -9,6 +9,6 @@ export type { ApiRequest, ApiRouteInfo, ApiService, EndpointName, ExtraEndpoint,
 export { API, API_MIDDLEWARE } from './tokens.js';
 export { ApiGate } from './gate.js';
 export { conditionalReply, envelope } from './envelope.js';
-export { parseListQuery, FIELD_NAME } from './list-params.js';
+export { parseListQuery } from './list-params.js';
 export { apiPlugin as default } from './plugin.js';
 export { apiSettings, type ApiSettings, type InterfaceConfig } from './settings.js';

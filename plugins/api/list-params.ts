@@ -5,14 +5,12 @@ import { parseForm, type FormObject, type FormValue } from '../http/index.js';
 // plugins/sources; this file only reads it out of request parameters.
 import {
   assertFieldName,
-  FIELD_NAME,
   LIST_OPERATORS,
   MAX_FILTER_VALUE,
   normalizeOperator,
   VALUELESS_OPERATORS as VALUELESS,
 } from '../sources/index.js';
 
-export { FIELD_NAME };
 const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = /^[0-9]{1,9}$/;
 

@@ -1,7 +1,6 @@
 import type { Document } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
 import type { Entry, EntryKey } from '../sources/index.js';
-import { keyKindOf, type StreamDefinition } from '../streams/index.js';
 import { assertSafeDocument } from './values.js';
 
 /**
@@ -28,8 +27,6 @@ const NUMERIC_KEY = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 
 export type KeyKind = 'number' | 'string' | 'auto';
 
-/** How keys of this stream are typed: by the key field's type, or `auto` when undeclared (plugins/streams/keys.ts). */
-export const keyKind: (definition: StreamDefinition) => KeyKind = keyKindOf;
 
 /**
  * The `_id` of a key: `4` and `"4"` name the same entry, so a key is normalized to the

@@ -20,17 +20,13 @@ interface Expected {
  * from the version it was decided on, so a concurrent write by another node to other
  * fields makes them differ: the event is then announced as remote (it carries that change).
  */
-export function contentDigest(entry: Entry): string {
-  return canonical(entry);
-}
-
-function canonical(value: unknown): string {
+export function contentDigest(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
   if (value instanceof Date) return `D${value.toISOString()}`;
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (Array.isArray(value)) return `[${value.map(contentDigest).join(',')}]`;
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(record[k])}`).join(',')}}`;
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${contentDigest(record[k])}`).join(',')}}`;
 }
 
 /**

@@ -3,11 +3,11 @@ import type { Collection, Document, Filter } from 'mongodb';
 import { KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
 import type { Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
-import type { StreamDefinition } from '../streams/index.js';
+import { keyKindOf, type StreamDefinition } from '../streams/index.js';
 import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js';
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
-import { fromDocument, KEY_ORDER_FIELD, keyKind, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
+import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
 import { EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
@@ -83,7 +83,7 @@ export class MongoSource implements Source {
   constructor(context: SourceContext, connections: MongoConnections, private readonly options: MongoSourceOptions) {
     this.definition = context.definition;
     this.keyName = context.definition.config.key_name;
-    this.kind = keyKind(context.definition);
+    this.kind = keyKindOf(context.definition);
     const source = context.definition.config.source;
     this.collectionName = requireCollectionName(source.table ?? context.definition.id, context.definition.file ?? `stream ${context.definition.id}`);
     this.connection = connections.get(typeof source.connection === 'string' ? source.connection : 'default').acquire();

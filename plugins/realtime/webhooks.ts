@@ -140,17 +140,19 @@ export class Webhooks {
 
   /** Queue the deliveries of one change; resolves once they are in the outbox on disk. */
   async enqueue(change: Change): Promise<void> {
-    const body = `{"event":"${change.event}","cursor":${JSON.stringify(change.cursor)},${changeJson(change).slice(1)}`;
     const added: Delivery[] = [];
+    // The body is rendered once, and only when some hook wants the change (most writes: none).
+    let rendered: string | undefined;
+    const body = (): string => (rendered ??= `{"event":"${change.event}","cursor":${JSON.stringify(change.cursor)},${changeJson(change).slice(1)}`);
     const stream = change.stream;
     for (const hook of this.hooks) {
       if (hook.streams !== undefined && !hook.streams.includes(stream)) continue;
       if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
-      added.push({ id: randomUUID(), url: hook.url, stream, body, attempts: 0, due: Date.now() });
+      added.push({ id: randomUUID(), url: hook.url, stream, body: body(), attempts: 0, due: Date.now() });
     }
     for (const hook of this.streamHooks(stream)) {
       if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
-      added.push({ id: randomUUID(), url: hook.url, stream, fromStream: true, body, attempts: 0, due: Date.now() });
+      added.push({ id: randomUUID(), url: hook.url, stream, fromStream: true, body: body(), attempts: 0, due: Date.now() });
     }
     if (added.length === 0) return;
     await Promise.all(added.map((delivery) => this.log.append({ add: delivery })));

@@ -1,7 +1,8 @@
 /** Storage shape, key typing, injection guards on written documents, and driver error mapping. */
 import { MongoNetworkError, MongoNetworkTimeoutError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { fromDocument, keyKind, toDocument, toId } from '../../plugins/mongodb/documents.js';
+import { fromDocument, toDocument, toId } from '../../plugins/mongodb/documents.js';
+import { keyKindOf as keyKind } from '../../plugins/streams/index.js';
 import { mapMongoError } from '../../plugins/mongodb/errors.js';
 import { parentsFirst } from '../../plugins/mongodb/definition-store.js';
 import { checkDatabaseSource } from '../../plugins/mongodb/definition-check.js';
