@@ -26,16 +26,24 @@ export function createBaseUrl(config: KernelConfig, fallbackHost: () => string):
     return () => trimmed;
   }
   const trust = config.http.trust_proxy;
+  // The last valid Host and scheme seen, with their base: nearly every request names the same.
+  let lastHost: string | undefined;
+  let lastScheme = '';
+  let lastBase = '';
   return (request) => {
     let scheme = 'http';
-    let host = request.headers.host;
+    let host = request.header('host');
     if (trust) {
-      const proto = lastValue(request.headers['x-forwarded-proto'])?.toLowerCase();
+      const proto = lastValue(request.header('x-forwarded-proto'))?.toLowerCase();
       if (proto === 'https' || proto === 'http') scheme = proto;
-      const forwardedHost = lastValue(request.headers['x-forwarded-host']);
+      const forwardedHost = lastValue(request.header('x-forwarded-host'));
       if (forwardedHost) host = forwardedHost;
     }
-    if (host === undefined || !HOST.test(host)) host = fallbackHost();
-    return `${scheme}://${host}`;
+    if (host !== undefined && host === lastHost && scheme === lastScheme) return lastBase;
+    if (host === undefined || !HOST.test(host)) return `${scheme}://${fallbackHost()}`;
+    lastHost = host;
+    lastScheme = scheme;
+    lastBase = `${scheme}://${host}`;
+    return lastBase;
   };
 }

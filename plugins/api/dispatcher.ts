@@ -14,6 +14,8 @@ interface Compiled {
   handler: EndpointHandler;
   /** The whole chain for this endpoint on this interface: group, gate, interface, resource, endpoint. */
   chain: Middleware[];
+  /** The throttles among `chain`. */
+  throttles: ThrottleMiddleware[];
 }
 
 export interface InterfaceSetup {
@@ -28,16 +30,9 @@ export interface InterfaceSetup {
   chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
 }
 
-const throttleLists = new WeakMap<Middleware[], ThrottleMiddleware[]>();
-
-/** The throttles of a chain (found once per chain). */
+/** The throttles of a chain (found once per chain, at boot). */
 function throttlesOf(chain: Middleware[]): ThrottleMiddleware[] {
-  let found = throttleLists.get(chain);
-  if (found === undefined) {
-    found = chain.filter((m): m is ThrottleMiddleware => typeof (m as Partial<ThrottleMiddleware>).refuseEarly === 'function');
-    throttleLists.set(chain, found);
-  }
-  return found;
+  return chain.filter((m): m is ThrottleMiddleware => typeof (m as Partial<ThrottleMiddleware>).refuseEarly === 'function');
 }
 
 /** Run `chain[index..]` then `last`. */
@@ -57,6 +52,7 @@ function run(chain: Middleware[], index: number, request: ApiRequest, last: () =
 export class InterfaceDispatcher {
   private readonly router = new Router<Compiled>();
   private readonly prefixLength: number;
+  private readonly baseThrottles: ThrottleMiddleware[];
 
   constructor(
     private readonly setup: InterfaceSetup,
@@ -66,20 +62,29 @@ export class InterfaceDispatcher {
     extra: readonly ExtraEndpoint[] = [],
   ) {
     this.prefixLength = setup.prefix.length;
+    this.baseThrottles = throttlesOf(setup.base);
     const resources = new Set(setup.config.resources);
     for (const route of ENDPOINT_ROUTES) {
       if (!resources.has(route.resource)) continue;
-      this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain: setup.chainFor(route.resource, route.name) });
+      const chain = setup.chainFor(route.resource, route.name);
+      this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain, throttles: throttlesOf(chain) });
     }
     for (const endpoint of extra) {
       if (endpoint.resource !== undefined && !resources.has(endpoint.resource)) continue;
       const route = { name: endpoint.name, resource: endpoint.resource ?? null, write: endpoint.write ?? !READ_METHODS.has(endpoint.method.toUpperCase()) };
       const chain = endpoint.resource ? setup.chainFor(endpoint.resource, endpoint.name as EndpointName) : setup.base;
-      this.router.add(endpoint.method, endpoint.pattern, { route, handler: endpoint.handler, chain });
+      this.router.add(endpoint.method, endpoint.pattern, { route, handler: endpoint.handler, chain, throttles: throttlesOf(chain) });
     }
   }
 
-  readonly dispatch = (http: HttpRequest): Promise<HttpReply> => {
+  /**
+   * Run the chain, then the endpoint. When every middleware hands on `next()`'s own promise
+   * (the gate does, and so does any middleware that only checks or sets headers) and the
+   * endpoint answered at once (a cached GET), the reply is returned as a value: the
+   * transport writes it within the request's own call, with no promise and no abort watch.
+   * Anything else (an async middleware, a wrapped reply, a load) takes the promise path.
+   */
+  readonly dispatch = (http: HttpRequest): HttpReply | Promise<HttpReply> => {
     const request = http as ApiRequest & { api: ApiRouteInfo };
     const relative = http.path.slice(this.prefixLength) || '/';
     let compiled: Compiled | undefined;
@@ -107,15 +112,30 @@ export class InterfaceDispatcher {
       resources: this.setup.config.resources,
     };
     const chain = compiled?.chain ?? this.setup.base;
+    // The endpoint's reply when it came at once, and the settled promise handed up the chain for it.
+    let now: HttpReply | undefined;
+    let nowPromise: Promise<HttpReply> | undefined;
     const last = (): Promise<HttpReply> => {
+      let answer: HttpReply | Promise<HttpReply>;
       if (problem !== undefined) return Promise.reject(problem);
-      if (compiled) return compiled.handler(request);
-      if (allow.length === 0) return Promise.resolve(this.error(request, 404, 'Not Found'));
-      const allowHeader: Array<[string, string]> = [['Allow', allow.join(', ')]];
-      if (http.method === 'OPTIONS') return Promise.resolve({ status: 204, headers: allowHeader });
-      return Promise.resolve(this.error(request, 405, `The ${http.method} method is not supported on this path.`, allowHeader));
+      if (compiled) {
+        try {
+          answer = compiled.handler(request);
+        } catch (error) {
+          // next() is a promise to middleware: a handler's synchronous throw becomes its rejection.
+          return Promise.reject(error);
+        }
+      } else if (allow.length === 0) answer = this.error(request, 404, 'Not Found');
+      else {
+        const allowHeader: Array<[string, string]> = [['Allow', allow.join(', ')]];
+        answer = http.method === 'OPTIONS' ? { status: 204, headers: allowHeader } : this.error(request, 405, `The ${http.method} method is not supported on this path.`, allowHeader);
+      }
+      if (answer instanceof Promise) return answer;
+      now = answer;
+      nowPromise = Promise.resolve(answer);
+      return nowPromise;
     };
-    const throttles = throttlesOf(chain);
+    const throttles = compiled?.throttles ?? this.baseThrottles;
     let started: Promise<HttpReply>;
     try {
       // An address that spent its window is refused before any middleware (auth) runs.
@@ -124,14 +144,17 @@ export class InterfaceDispatcher {
     } catch (error) {
       started = Promise.reject(error);
     }
+    if (started === nowPromise) return this.denied(request, throttles, now!);
     const replied = started.catch((error: unknown) => this.fromError(request, error));
     if (throttles.length === 0) return replied;
-    return replied.then((reply) => {
-      // A 401/403 from a middleware before the throttle still counts (guessing tokens is throttled).
-      if (reply.status === 401 || reply.status === 403) for (const throttle of throttles) throttle.onDenied(request);
-      return reply;
-    });
+    return replied.then((reply) => this.denied(request, throttles, reply));
   };
+
+  /** A 401/403 from a middleware before the throttle still counts (guessing tokens is throttled). */
+  private denied(request: ApiRequest, throttles: ThrottleMiddleware[], reply: HttpReply): HttpReply {
+    if (reply.status === 401 || reply.status === 403) for (const throttle of throttles) throttle.onDenied(request);
+    return reply;
+  }
 
   error(request: ApiRequest, status: number, message: string, headers?: Array<[string, string]>): HttpReply {
     return { status, headers, body: errorEnvelope(this.errorLinks(request), [{ message }]) };

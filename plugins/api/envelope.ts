@@ -15,7 +15,7 @@ export function errorEnvelope(links: string, errors: ErrorElement[]): string {
 }
 
 /** A strong validator of the exact body bytes (sha1 is plenty for change detection and fast). */
-export function etagOf(body: string): string {
+export function etagOf(body: string | Buffer): string {
   return `"${hash('sha1', body, 'base64url')}"`;
 }
 
@@ -33,8 +33,8 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 /** A 200 with an ETag, or a bodiless 304 when the client already has this representation. */
-export function conditionalReply(request: HttpRequest, body: string, headers?: Array<[string, string]>, etag = etagOf(body)): HttpReply {
-  if ((request.method === 'GET' || request.method === 'HEAD') && matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+export function conditionalReply(request: HttpRequest, body: string | Buffer, headers?: Array<[string, string]>, etag = etagOf(body)): HttpReply {
+  if ((request.method === 'GET' || request.method === 'HEAD') && matchesIfNoneMatch(request.header('if-none-match'), etag)) {
     return { status: 304, headers: [['ETag', etag]] };
   }
   const list: Array<[string, string]> = headers ? [...headers, ['ETag', etag]] : [['ETag', etag]];

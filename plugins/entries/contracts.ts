@@ -2,7 +2,7 @@ import type { EntryAttributes } from '../fields/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 
 // The query vocabulary lives with the Source contract; re-exported here for API users.
-import type { OrderClause, WhereClause } from '../sources/index.js';
+import type { NOT_AT_HAND, OrderClause, WhereClause } from '../sources/index.js';
 export type { Operator, OrderClause, WhereClause } from '../sources/index.js';
 
 /** A list request after the API parsed it (page is 1-based). */
@@ -69,6 +69,8 @@ export interface WriteCondition {
 
 export interface EntriesService {
   find(stream: string, key: unknown): Promise<EntryAttributes | undefined>;
+  /** `find` answered at once where the stream's source holds its entries in memory, else `NOT_AT_HAND` (see Source.peek). */
+  peek(stream: string, key: unknown): EntryAttributes | undefined | typeof NOT_AT_HAND;
   /** Copies of `entries` with the named relations (`with`) attached; 400 for an unknown relation. */
   withRelations(stream: string, entries: EntryAttributes[], relations: string[]): Promise<EntryAttributes[]>;
   list(stream: string, query: ListQuery): Promise<ListResult>;

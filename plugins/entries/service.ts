@@ -6,6 +6,7 @@ import {
   compileWhere,
   keyId,
   normalizeOperator,
+  NOT_AT_HAND,
   normalizeWhere,
   type Entry,
   type EntryKey,
@@ -72,6 +73,14 @@ export class EntriesServiceImpl implements EntriesService {
     const definition = this.deps.streams.require(stream);
     const cast = existingKey(definition, key);
     return cast === undefined ? undefined : this.source(definition).get(cast);
+  }
+
+  peek(stream: string, key: unknown): EntryAttributes | undefined | typeof NOT_AT_HAND {
+    const definition = this.deps.streams.require(stream);
+    const source = this.source(definition);
+    if (source.peek === undefined) return NOT_AT_HAND;
+    const cast = existingKey(definition, key);
+    return cast === undefined ? undefined : source.peek(cast);
   }
 
   toJson(stream: StreamDefinition, entry: EntryAttributes): string {

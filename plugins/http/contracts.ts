@@ -14,6 +14,12 @@ export interface HttpRequest {
   readonly query: string;
   /** Request headers by lower-case name (repeated headers joined with ", "); null prototype. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * One header by its lower-case name (as `headers[name]`). Cheaper than `headers` on
+   * uWebSockets.js, which copies every header the first time `headers` is read; read the
+   * headers you need while handling the request (not after its reply was sent).
+   */
+  header(name: string): string | undefined;
   /** Route parameters (`:name` segments), percent-decoded. */
   params: Record<string, string>;
   /** Milliseconds timestamp (performance.now()) when the request arrived. */

@@ -160,7 +160,7 @@ export class NodeHttpServer extends HttpServerCore {
     }
     const length = headers['content-length'];
     const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
-    const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS);
+    const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS, headers['x-request-id']);
     request.socket = req.socket;
     return request;
   }

@@ -9,10 +9,12 @@ let sequence = 0;
 const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * The request object both transports hand to handlers. Everything is copied from the
- * socket library's request before the handler runs (uWebSockets.js' request object is
- * stack-allocated and dies at the first await); a transport subclass only supplies the
- * peer address, read lazily because most requests never ask for it.
+ * The request object both transports hand to handlers. Method, path and query are copied
+ * from the socket library's request before the handler runs (uWebSockets.js' request object
+ * is stack-allocated and dies when its handler returns). Headers may be read lazily, one by
+ * one (`header`), while the transport's handler runs; a transport copies them all before it
+ * returns when the reply is still to come (see `readAllHeaders`). The peer address is read
+ * lazily because most requests never ask for it.
  */
 export abstract class TransportRequest implements HttpRequest {
   params: Record<string, string>;
@@ -31,21 +33,44 @@ export abstract class TransportRequest implements HttpRequest {
   bodyPromise: Promise<Buffer> | null = null;
   private parsed: Promise<Record<string, unknown> | undefined> | null = null;
   private address: string | null = null;
+  /** Every header, once read (given at once by transports that have them all anyway). */
+  private allHeaders: Record<string, string> | null;
 
   constructor(
     readonly method: string,
     readonly path: string,
     readonly query: string,
-    readonly headers: Record<string, string>,
+    headers: Record<string, string> | null,
     readonly hasBody: boolean,
     readonly startedAt: number,
     private readonly trustProxy: boolean,
     emptyParams: Record<string, string>,
+    /** The `X-Request-Id` header as received (kept only from a trusted proxy). */
+    forwarded: string | undefined,
   ) {
     this.params = emptyParams;
+    this.allHeaders = headers;
     // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
-    const forwarded = trustProxy ? headers['x-request-id'] : undefined;
+    if (!trustProxy) forwarded = undefined;
     this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${(++sequence).toString(36)}`;
+  }
+
+  get headers(): Record<string, string> {
+    return (this.allHeaders ??= this.readAllHeaders());
+  }
+
+  header(name: string): string | undefined {
+    return this.allHeaders === null ? this.readHeader(name) : this.allHeaders[name];
+  }
+
+  /** Every header from the socket library (transports that pass them to the constructor never get here). */
+  protected readAllHeaders(): Record<string, string> {
+    return Object.create(null) as Record<string, string>;
+  }
+
+  /** One header from the socket library, while `allHeaders` was not needed yet. */
+  protected readHeader(name: string): string | undefined {
+    return this.headers[name];
   }
 
   /** The socket's peer address ('' once the connection is gone). */
@@ -55,7 +80,7 @@ export abstract class TransportRequest implements HttpRequest {
     if (this.address !== null) return this.address;
     let ip = '';
     if (this.trustProxy) {
-      const forwarded = this.headers['x-forwarded-for'];
+      const forwarded = this.header('x-forwarded-for');
       // The rightmost hop is the one our (trusted) proxy appended: the client as it saw
       // it. Anything left of it was sent by the client and could be anything.
       if (forwarded) ip = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
@@ -71,7 +96,7 @@ export abstract class TransportRequest implements HttpRequest {
 
   parsedBody(): Promise<Record<string, unknown> | undefined> {
     if (this.parsed === null) {
-      this.parsed = this.hasBody ? this.body().then((bytes) => parseBody(this.headers['content-type'], bytes)) : Promise.resolve(undefined);
+      this.parsed = this.hasBody ? this.body().then((bytes) => parseBody(this.header('content-type'), bytes)) : Promise.resolve(undefined);
     }
     return this.parsed;
   }

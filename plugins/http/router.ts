@@ -48,7 +48,13 @@ function computeAllow(byMethod: Map<string, unknown>, any: unknown): string[] {
 
 export class Router<T> {
   private readonly exact = new Map<string, PatternEntry<T>>();
+  /** Segment counts of the exact paths: a path of another count skips their lookup. */
+  private readonly exactCounts = new Set<number>();
+  /** One more than the most segments of any exact path or pattern: counting stops there. */
+  private countCap = 1;
   private readonly patterns: PatternEntry<T>[] = [];
+  /** `patterns` by their number of segments (a path is tried only against its own count). */
+  private bySegments: Array<PatternEntry<T>[] | undefined> = [];
   private readonly prefixes: PrefixEntry<T>[] = [];
 
   /** `method`: a method, a list of methods, or `*`. */
@@ -74,6 +80,9 @@ export class Router<T> {
       if (!entry) {
         entry = { pattern: normalized, segments: raw, names: [], byMethod: new Map(), allow: [] };
         this.exact.set(normalized, entry);
+        const count = segmentCount(normalized);
+        this.exactCounts.add(count);
+        this.countCap = Math.max(this.countCap, count + 1);
       }
       this.assign(entry, methods, value);
       return;
@@ -90,6 +99,9 @@ export class Router<T> {
       this.patterns.push(entry);
       // Fewer parameters first: a literal segment beats a parameter at the same place.
       this.patterns.sort((a, b) => a.names.length - b.names.length);
+      this.bySegments = [];
+      for (const p of this.patterns) (this.bySegments[p.segments.length] ??= []).push(p);
+      this.countCap = Math.max(this.countCap, entry.segments.length + 1);
     }
     this.assign(entry, methods, value);
   }
@@ -107,27 +119,18 @@ export class Router<T> {
    * all (404). `decode` turns a raw parameter segment into its value (it may throw).
    */
   match(method: string, path: string, decode: (raw: string) => string = decodeURIComponent): RouteMatch<T> | undefined {
-    const exact = this.exact.get(path);
+    const count = segmentCount(path, this.countCap);
+    const exact = this.exactCounts.has(count) ? this.exact.get(path) : undefined;
     if (exact) return { value: pick(exact, method), params: NO_PARAMS, allow: exact.allow, pattern: exact.pattern };
-    if (this.patterns.length > 0) {
-      const parts = path.split('/');
-      for (const entry of this.patterns) {
-        const segments = entry.segments;
-        if (parts.length - 1 !== segments.length) continue;
-        let ok = true;
-        for (let i = 0; i < segments.length; i++) {
-          const literal = segments[i];
-          const part = parts[i + 1]!;
-          if (literal === null ? part.length === 0 : literal !== part) {
-            ok = false;
-            break;
-          }
-        }
-        if (!ok) continue;
-        const params = Object.create(null) as Record<string, string>;
-        let n = 0;
-        for (let i = 0; i < segments.length; i++) {
-          if (segments[i] === null) params[entry.names[n++]!] = decode(parts[i + 1]!);
+    const candidates = this.bySegments[count];
+    if (candidates !== undefined) {
+      for (const entry of candidates) {
+        const raw = matchSegments(entry.segments, path);
+        if (raw === null) continue;
+        let params = NO_PARAMS;
+        if (raw.length > 0) {
+          params = Object.create(null) as Record<string, string>;
+          for (let i = 0; i < raw.length; i++) params[entry.names[i]!] = decode(raw[i]!);
         }
         return { value: pick(entry, method), params, allow: entry.allow, pattern: entry.pattern };
       }
@@ -139,6 +142,39 @@ export class Router<T> {
     }
     return undefined;
   }
+}
+
+/** Segments of a path (its slashes: `/a/b` has two), counted up to `cap` (no route has more). */
+function segmentCount(path: string, cap = Infinity): number {
+  let count = 0;
+  for (let at = path.indexOf('/'); at !== -1 && count < cap; at = path.indexOf('/', at + 1)) count++;
+  return count;
+}
+
+/**
+ * The raw values of the `:param` segments when `path` has exactly these segments (a
+ * parameter matches any non-empty segment), else null. Walks the path with indexOf
+ * instead of splitting it: no array of every segment per request.
+ */
+function matchSegments(segments: ReadonlyArray<string | null>, path: string): string[] | null {
+  let values: string[] | null = null;
+  let at = 1;
+  const last = segments.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const slash = path.indexOf('/', at);
+    // The last segment runs to the end; every other one ends at a slash.
+    if ((slash === -1) !== (i === last)) return null;
+    const end = slash === -1 ? path.length : slash;
+    const literal = segments[i];
+    if (literal === null) {
+      if (end === at) return null;
+      (values ??= []).push(path.slice(at, end));
+    } else if (end - at !== literal.length || !path.startsWith(literal, at)) {
+      return null;
+    }
+    at = end + 1;
+  }
+  return values ?? [];
 }
 
 function pick<T>(entry: { byMethod: Map<string, T>; any?: T }, method: string): T | undefined {

@@ -76,7 +76,7 @@ export abstract class HttpServerCore implements HttpServer {
 
   async inject(input: InjectedRequest): Promise<HttpReply> {
     const headers = Object.assign(Object.create(null) as Record<string, string>, input.headers ?? {});
-    const request = new InjectedTransportRequest(input.method, input.path, input.query ?? '', headers, false, performance.now(), false, Object.create(null) as Record<string, string>);
+    const request = new InjectedTransportRequest(input.method, input.path, input.query ?? '', headers, false, performance.now(), false, Object.create(null) as Record<string, string>, undefined);
     request.peer = input.ip ?? '';
     if (input.locals !== undefined) Object.assign(request.locals, input.locals);
     try {
@@ -195,7 +195,11 @@ export abstract class HttpServerCore implements HttpServer {
 
   /** Route a request and hand its reply (or the error reply of a failure) to `send`. */
   protected respond(request: TransportRequest, send: (reply: HttpReply) => void): void {
-    const result = this.dispatch(request);
+    this.deliver(request, this.dispatch(request), send);
+  }
+
+  /** Hand a dispatch result (or the error reply of its failure) to `send`, now or once it settles. */
+  protected deliver(request: TransportRequest, result: HttpReply | Promise<HttpReply>, send: (reply: HttpReply) => void): void {
     if (result instanceof Promise) result.then(send, (error: unknown) => send(this.errorReply(error, request)));
     else send(result);
   }

@@ -11,6 +11,33 @@ import type { NativeUws } from './uws-loader.js';
 
 const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
 const decoder = new TextDecoder();
+// Header names and values written on every reply, encoded once (uWS copies a string's
+// UTF-8 into a temporary buffer on each call; it reads a Buffer's bytes as they are).
+const X_REQUEST_ID = Buffer.from('X-Request-Id');
+const CONTENT_TYPE = Buffer.from('Content-Type');
+const JSON_TYPE_BYTES = Buffer.from(JSON_TYPE);
+/**
+ * Header names as uWS reads them fastest: bytes, not a string it would encode again on every
+ * call. The first 64 names used (ours and an addon's few); any further one stays a string.
+ */
+const headerNames = new Map<string, Buffer>();
+function headerName(name: string): Buffer | string {
+  let bytes = headerNames.get(name);
+  if (bytes === undefined) {
+    if (headerNames.size >= 64) return name;
+    headerNames.set(name, (bytes = Buffer.from(name)));
+  }
+  return bytes;
+}
+const statusLines = new Map<number, Buffer>();
+function statusBytes(status: number): Buffer {
+  let bytes = statusLines.get(status);
+  // Statuses are three digits: at most 900 lines.
+  if (bytes === undefined) statusLines.set(status, (bytes = Buffer.from(statusLine(status))));
+  return bytes;
+}
+const CONTENT_LENGTH = headerName('content-length');
+const TRANSFER_ENCODING = headerName('transfer-encoding');
 
 /** What a WebSocket carries from its upgrade to its close. */
 interface SocketData {
@@ -22,9 +49,53 @@ interface SocketData {
 class UwsTransportRequest extends TransportRequest {
   res: HttpResponse | null = null;
   collector: BodyCollector | null = null;
+  /** uWS' request: alive only while the route handler runs (see `release`). */
+  req: UwsRequest | null = null;
+  /** Headers read one by one while `req` was alive, as name, value pairs ('' for absent, as uWS answers). */
+  private read: string[] | null = null;
+
+  constructor(method: string, path: string, query: string, hasBody: boolean, trustProxy: boolean, req: UwsRequest) {
+    super(method, path, query, null, hasBody, performance.now(), trustProxy, NO_PARAMS, trustProxy ? req.getHeader('x-request-id') : undefined);
+    this.req = req;
+  }
 
   protected remoteAddress(): string {
     return this.res === null ? '' : decoder.decode(this.res.getRemoteAddressAsText());
+  }
+
+  protected override readHeader(name: string): string | undefined {
+    const req = this.req;
+    if (req === null) return this.headers[name];
+    // A handful at most (Host, If-None-Match...): a scan beats a Map.
+    const read = (this.read ??= []);
+    let at = 0;
+    while (at < read.length && read[at] !== name) at += 2;
+    if (at === read.length) read.push(name, req.getHeader(headerName(name)));
+    const value = read[at + 1]!;
+    return value === '' ? undefined : value;
+  }
+
+  protected override readAllHeaders(): Record<string, string> {
+    const headers = Object.create(null) as Record<string, string>;
+    if (this.req !== null) {
+      this.req.forEach((key, value) => {
+        const previous = headers[key];
+        headers[key] = previous === undefined ? value : `${previous}, ${value}`;
+      });
+    } else if (this.read !== null) {
+      // Answered within the handler's call without anyone asking for every header: what was read is what remains.
+      for (let at = 0; at < this.read.length; at += 2) if (this.read[at + 1] !== '') headers[this.read[at]!] = this.read[at + 1]!;
+    }
+    return headers;
+  }
+
+  /**
+   * Called before the route handler returns: a reply still to come may read any header
+   * later, so they are all copied now; `req` is dead after this.
+   */
+  release(): void {
+    if (!this.finished) void this.headers;
+    this.req = null;
   }
 }
 
@@ -139,31 +210,46 @@ export class UwsHttpServer extends HttpServerCore {
       request.res = null;
       this.finish(request, 101);
     });
+    request.release();
   }
 
-  /** Copy everything from `req` now: it is stack-allocated and dies with the handler's call. */
+  /** Method, path and query now (`req` is stack-allocated); headers while the handler runs (see `release`). */
   private readRequest(res: HttpResponse, req: UwsRequest): UwsTransportRequest {
     const method = req.getCaseSensitiveMethod();
     let path = req.getUrl();
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
     const query = req.getQuery() ?? '';
-    const headers = Object.create(null) as Record<string, string>;
-    req.forEach((key, value) => {
-      const previous = headers[key];
-      headers[key] = previous === undefined ? value : `${previous}, ${value}`;
-    });
-    const length = headers['content-length'];
-    const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
-    const request = new UwsTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS);
+    const length = req.getHeader(CONTENT_LENGTH);
+    const hasBody = (length !== '' && length !== '0') || req.getHeader(TRANSFER_ENCODING) !== '';
+    const request = new UwsTransportRequest(method, path, query, hasBody, this.config.http.trust_proxy, req);
     request.res = res;
     return request;
   }
 
   private onRequest(res: HttpResponse, req: UwsRequest): void {
     const request = this.readRequest(res, req);
-    const hasBody = request.hasBody;
-    const length = request.headers['content-length'];
     this.begin();
+    const send = (reply: HttpReply): void => this.send(res, request, reply);
+    if (!request.hasBody) {
+      // A reply known at once (a cached GET) is written within this call: no abort watch
+      // (uWS needs one only for a reply written after the handler returns), no promise.
+      const result = this.dispatch(request);
+      if (!(result instanceof Promise)) {
+        // A streamed reply outlives this call: it needs the abort watch after all.
+        if (result.stream !== undefined) this.watchAbort(res, request);
+        send(result);
+      } else {
+        this.watchAbort(res, request);
+        this.deliver(request, result, send);
+      }
+    } else {
+      this.watchAbort(res, request);
+      if (this.startBody(res, request, request.header('content-length'))) this.respond(request, send);
+    }
+    request.release();
+  }
+
+  private watchAbort(res: HttpResponse, request: UwsTransportRequest): void {
     res.onAborted(() => {
       request.aborted = true;
       request.res = null;
@@ -171,8 +257,6 @@ export class UwsHttpServer extends HttpServerCore {
       request.onAbort?.();
       this.finish(request);
     });
-    if (hasBody && !this.startBody(res, request, length)) return;
-    this.respond(request, (reply) => this.send(res, request, reply));
   }
 
   /** Start reading the body now (chunks arrive right after this handler returns). False when already answered. */
@@ -202,36 +286,40 @@ export class UwsHttpServer extends HttpServerCore {
 
   private write(res: HttpResponse, request: UwsTransportRequest, reply: HttpReply, close: boolean): void {
     request.finished = true;
+    // Within the route handler's own call uWS has the socket corked already.
+    if (request.req !== null) this.writeCorked(res, request, reply, close);
+    else res.cork(() => this.writeCorked(res, request, reply, close));
+    if (reply.stream === undefined) request.res = null;
+    this.finish(request, reply.status);
+  }
+
+  private writeCorked(res: HttpResponse, request: UwsTransportRequest, reply: HttpReply, close: boolean): void {
     const status = reply.status;
-    res.cork(() => {
-      res.writeStatus(statusLine(status));
-      res.writeHeader('X-Request-Id', request.id);
-      const extra = request.responseHeaders;
-      if (extra !== null) for (const [name, value] of extra) res.writeHeader(name, value);
-      const headers = reply.headers;
-      if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(name, value);
-      const body = reply.body;
-      if (reply.stream !== undefined && request.method !== 'HEAD') {
-        res.writeHeader('Content-Type', reply.type ?? JSON_TYPE);
-        this.openStream(res, request, reply.stream);
-      } else if (status === 204 || status === 304 || body === undefined) {
-        if (status !== 204 && status !== 304) res.writeHeader('Content-Length', '0');
-        // endWithoutBody(undefined, close) would write a bogus Content-Length: no close flag here
-        // (these replies are tiny; a draining server closes its connections at the end anyway).
+    res.writeStatus(statusBytes(status));
+    res.writeHeader(X_REQUEST_ID, request.id);
+    const extra = request.responseHeaders;
+    if (extra !== null) for (const [name, value] of extra) res.writeHeader(headerName(name), value);
+    const headers = reply.headers;
+    if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(headerName(name), value);
+    const body = reply.body;
+    if (reply.stream !== undefined && request.method !== 'HEAD') {
+      res.writeHeader('Content-Type', reply.type ?? JSON_TYPE);
+      this.openStream(res, request, reply.stream);
+    } else if (status === 204 || status === 304 || body === undefined) {
+      if (status !== 204 && status !== 304) res.writeHeader('Content-Length', '0');
+      // endWithoutBody(undefined, close) would write a bogus Content-Length: no close flag here
+      // (these replies are tiny; a draining server closes its connections at the end anyway).
+      res.endWithoutBody();
+    } else {
+      res.writeHeader(CONTENT_TYPE, reply.type ?? JSON_TYPE_BYTES);
+      if (request.method === 'HEAD') {
+        // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
+        res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
         res.endWithoutBody();
       } else {
-        res.writeHeader('Content-Type', reply.type ?? JSON_TYPE);
-        if (request.method === 'HEAD') {
-          // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
-          res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
-          res.endWithoutBody();
-        } else {
-          res.end(body, close);
-        }
+        res.end(body, close);
       }
-    });
-    if (reply.stream === undefined) request.res = null;
-    this.finish(request, status);
+    }
   }
 
   /** Hand the open response to a streamed reply (inside the cork that wrote its head). */

@@ -86,7 +86,7 @@ export function changesEndpoint(deps: ChangesDeps): ExtraEndpoint {
         probe.subscription = subscription;
         return { status: 204 };
       }
-      if ((request.headers.accept ?? '').includes('text/event-stream')) return eventStream(deps, subscription);
+      if ((request.header('accept') ?? '').includes('text/event-stream')) return eventStream(deps, subscription);
       return changesPage(deps, request, subscription);
     },
   };

@@ -25,7 +25,7 @@ const MAX_CURSOR = 64;
 export function subscriptionOf(request: ApiRequest, registry: StreamRegistry, entries: EntriesService, pageDefaults: { per_page: number; max_per_page: number }): Subscription {
   const definition = registry.require(request.params.stream!);
   const params = new URLSearchParams(request.query);
-  const since = request.headers['last-event-id'] || params.get('since') || undefined;
+  const since = request.header('last-event-id') || params.get('since') || undefined;
   if (since !== undefined && since.length > MAX_CURSOR) throw new BadRequestError('The cursor is too long.', { parameter: 'since' });
   const query = parseListQuery(request.query, pageDefaults);
   const match = query.where.length === 0 ? undefined : entries.matcher(definition.id, query.where);

@@ -122,6 +122,9 @@ export interface WriteIntent {
   precondition?: boolean;
 }
 
+/** What `Source.peek` answers when only the asynchronous `get` can tell. */
+export const NOT_AT_HAND: unique symbol = Symbol.for('streams-kernel:not-at-hand');
+
 export interface Source {
   /** The source type (`filebase`, `database`, ...). */
   readonly type: string;
@@ -140,6 +143,12 @@ export interface Source {
 
   /** O(1) on in-memory sources. */
   get(key: EntryKey): Promise<Entry | undefined>;
+  /**
+   * Optional: the entry right now, when the source holds its entries in memory (undefined
+   * when there is no such entry), else `NOT_AT_HAND`. A cached GET is then answered within
+   * the request's own call, without a promise or a wait for the client to go away.
+   */
+  peek?(key: EntryKey): Entry | undefined | typeof NOT_AT_HAND;
   /**
    * Batched lookup (eager loading with `with`): one call per relation, never one per
    * entry. Missing keys are simply absent; the result keeps no particular order.

@@ -4,6 +4,7 @@
  */
 export type * from './contracts.js';
 export { SOURCES } from './tokens.js';
+export { NOT_AT_HAND } from './contracts.js';
 export { sourcesPlugin as default, createSourceRegistry } from './plugin.js';
 export { sourceFingerprint } from './registry.js';
 /** The criteria engine as pure functions (the reference semantics for every source). */

@@ -21,6 +21,7 @@ import { SortKeys } from './criteria/sort-keys.js';
 import { compareKeys, keyId } from './criteria/values.js';
 import { MatchCache } from './match-cache.js';
 import { SourceClosedError } from './source-errors.js';
+import { NOT_AT_HAND } from './contracts.js';
 
 /** How many distinct sorted orders are kept between writes. */
 const SORT_CACHE_SIZE = 8;
@@ -333,6 +334,10 @@ export abstract class MemorySource implements Source {
   async get(key: EntryKey): Promise<Entry | undefined> {
     if (!this.loaded) await this.open();
     return this.byKey.get(keyId(key));
+  }
+
+  peek(key: EntryKey): Entry | undefined | typeof NOT_AT_HAND {
+    return this.loaded ? this.byKey.get(keyId(key)) : NOT_AT_HAND;
   }
 
   async getMany(keys: EntryKey[]): Promise<Entry[]> {

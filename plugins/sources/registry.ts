@@ -11,6 +11,8 @@ const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
 interface Opened {
   source: Source;
   fingerprint: string;
+  /** The definition last asked for (the same object asks again on nearly every request). */
+  definition: StreamDefinition;
 }
 
 /**
@@ -91,12 +93,16 @@ export class SourceRegistryImpl implements SourceRegistry {
   }
 
   for(definition: StreamDefinition): Source {
-    const fingerprint = sourceFingerprint(definition);
     const current = this.sources.get(definition.id);
-    if (current && current.fingerprint === fingerprint) return current.source;
+    if (current !== undefined && current.definition === definition) return current.source;
+    const fingerprint = sourceFingerprint(definition);
+    if (current && current.fingerprint === fingerprint) {
+      current.definition = definition;
+      return current.source;
+    }
     if (current) this.retire(definition.id, current.source);
     const source = this.create(definition);
-    this.sources.set(definition.id, { source, fingerprint });
+    this.sources.set(definition.id, { source, fingerprint, definition });
     return source;
   }
 

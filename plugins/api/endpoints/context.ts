@@ -14,7 +14,8 @@ export interface EndpointContext {
   baseUrl(request: HttpRequest): string;
 }
 
-export type EndpointHandler = (request: ApiRequest) => Promise<HttpReply>;
+/** A reply at once (a cached GET) or later. */
+export type EndpointHandler = (request: ApiRequest) => HttpReply | Promise<HttpReply>;
 
 /** The URLs every envelope needs, computed once per request. */
 export interface Urls {

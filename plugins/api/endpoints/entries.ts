@@ -2,6 +2,7 @@ import { isAppError, NotFoundError, type AppError } from '../../../kernel/index.
 import type { WriteCondition } from '../../entries/index.js';
 import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
 import type { HttpReply } from '../../http/index.js';
+import { NOT_AT_HAND } from '../../sources/index.js';
 import { fieldOf, type StreamDefinition } from '../../streams/index.js';
 import type { ApiRequest, EndpointName } from '../contracts.js';
 import { conditionalReply, envelope, etagOf } from '../envelope.js';
@@ -23,8 +24,8 @@ interface StreamInfo {
 
 /** `If-Match` / `If-None-Match` of a write, checked by the entries layer under the entry's lock. */
 function conditionOf(request: ApiRequest): WriteCondition | undefined {
-  const ifMatch = request.headers['if-match'];
-  const ifNoneMatch = request.headers['if-none-match'];
+  const ifMatch = request.header('if-match');
+  const ifNoneMatch = request.header('if-none-match');
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   return { ifMatch, ifNoneMatch };
 }
@@ -181,13 +182,38 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
     return reply;
   };
 
+  /** A handler's AppError (not a 500) as an answer addressed like its success would be. */
+  const recover = (request: ApiRequest, error: unknown, withPayload: boolean): Promise<HttpReply> => {
+    if (!isAppError(error) || error.status === 500) throw error;
+    return errorReply(request, error, withPayload);
+  };
+
   const guarded =
     (handler: EndpointHandler, withPayload = false): EndpointHandler =>
-    (request) =>
-      handler(request).catch((error: unknown) => {
-        if (!isAppError(error) || error.status === 500) throw error;
-        return errorReply(request, error, withPayload);
-      });
+    (request) => {
+      let answer: HttpReply | Promise<HttpReply>;
+      try {
+        answer = handler(request);
+      } catch (error) {
+        return recover(request, error, withPayload);
+      }
+      return answer instanceof Promise ? answer.catch((error: unknown) => recover(request, error, withPayload)) : answer;
+    };
+
+  /** The answer to a GET of one entry (the reply cache first). */
+  const shown = (request: ApiRequest, definition: StreamDefinition, key: string, entry: EntryAttributes | undefined): HttpReply => {
+    if (entry === undefined) throw new NotFoundError(`Entry [${key}] not found.`);
+    const cached = replies.recallOne(request, context.baseUrl(request), definition, entry);
+    if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
+    return one(request, definition, entry, 200);
+  };
+
+  const showLater = async (request: ApiRequest, definition: StreamDefinition, key: string): Promise<HttpReply> => {
+    const relations = request.query.length > 0 ? parseWith(request.query) : undefined;
+    const found = await context.entries.find(definition.id, key);
+    if (found === undefined || relations === undefined) return shown(request, definition, key, found);
+    return shown(request, definition, key, (await context.entries.withRelations(definition.id, [found], relations))[0]!);
+  };
 
   const handlers: Record<Extract<EndpointName, `entries.${string}`>, EndpointHandler> = {
     async 'entries.index'(request) {
@@ -198,16 +224,15 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
       if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
       return list(request, definition, result.entries, result.total, query.page, query.perPage);
     },
-    async 'entries.show'(request) {
+    'entries.show'(request) {
       const definition = context.registry.require(request.params.stream!);
       const key = request.params.entry!;
-      const relations = request.query.length > 0 ? parseWith(request.query) : undefined;
-      const found = await context.entries.find(definition.id, key);
-      if (found === undefined) throw new NotFoundError(`Entry [${key}] not found.`);
-      const entry = relations === undefined ? found : (await context.entries.withRelations(definition.id, [found], relations))[0]!;
-      const cached = replies.recall(request, context.baseUrl(request), definition, [entry], 1);
-      if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
-      return one(request, definition, entry, 200);
+      // An entry held in memory is answered within the request's call (no promise).
+      if (request.query.length === 0) {
+        const found = context.entries.peek(definition.id, key);
+        if (found !== NOT_AT_HAND) return shown(request, definition, key, found);
+      }
+      return showLater(request, definition, key);
     },
     async 'entries.store'(request) {
       const definition = context.registry.require(request.params.stream!);

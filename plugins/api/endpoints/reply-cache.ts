@@ -3,16 +3,20 @@ import type { HttpRequest } from '../../http/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
 
 interface Cached {
+  /** `{scheme}://{host}` the links were made with. */
+  base: string;
   definition: StreamDefinition;
   entries: EntryAttributes[];
   total: number;
-  body: string;
+  /** Encoded once: a hit is written without another UTF-8 pass. */
+  body: Buffer;
   etag: string;
   size: number;
 }
 
 /**
- * Recent GET bodies keyed by base URL, path and query string. A hit must also name the
+ * Recent GET bodies keyed by path and query string. A hit must also have the same base URL
+ * (scheme and host of the links), and name the
  * very same definition object and stored entry objects (and total), which change on
  * every write, so a cached body can never be stale. Bounded by the bytes it holds
  * (least recently used dropped first) and never keeps a large body, so a client
@@ -27,23 +31,29 @@ export class ReplyCache {
     private readonly largestBody = 256 * 1024,
   ) {}
 
-  private keyOf(request: HttpRequest, base: string): string {
-    return `${base}${request.path}?${request.query}`;
+  private keyOf(request: HttpRequest): string {
+    return request.query === '' ? request.path : `${request.path}?${request.query}`;
+  }
+
+  /** `recall` of a single entry's answer. */
+  recallOne(request: HttpRequest, base: string, definition: StreamDefinition, entry: EntryAttributes): Cached | undefined {
+    const hit = this.items.get(this.keyOf(request));
+    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== 1 || hit.entries.length !== 1 || hit.entries[0] !== entry) return undefined;
+    return hit;
   }
 
   recall(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number): Cached | undefined {
-    const key = this.keyOf(request, base);
-    const hit = this.items.get(key);
-    if (hit === undefined || hit.definition !== definition || hit.total !== total || hit.entries.length !== entries.length) return undefined;
+    const hit = this.items.get(this.keyOf(request));
+    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== total || hit.entries.length !== entries.length) return undefined;
     for (let i = 0; i < entries.length; i++) if (hit.entries[i] !== entries[i]) return undefined;
     return hit;
   }
 
   remember(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number, body: string, etag: string): void {
-    const key = this.keyOf(request, base);
+    const key = this.keyOf(request);
     this.forget(key);
-    // UTF-16 length is a close enough measure of what the string costs in memory.
-    const size = body.length + key.length;
+    // UTF-16 length is a close enough measure of what the key and base cost in memory.
+    const size = Buffer.byteLength(body) + key.length + base.length;
     if (size > this.largestBody) return;
     if (this.bytes + size > this.budgetBytes) {
       // Down to three quarters of the budget in one pass of one iterator: a fresh
@@ -53,7 +63,7 @@ export class ReplyCache {
       const keys = this.items.keys();
       while (this.bytes + size > this.budgetBytes * slack && this.items.size > 0) this.forget(keys.next().value!);
     }
-    this.items.set(key, { definition, entries, total, body, etag, size });
+    this.items.set(key, { base, definition, entries, total, body: Buffer.from(body), etag, size });
     this.bytes += size;
   }
 

@@ -29,8 +29,8 @@ function assertWritableId(id: string): void {
  * write lock against the stored version (412 when stale; nothing changes).
  */
 function guardOf(request: ApiRequest): DefinitionGuard | undefined {
-  const ifMatch = request.headers['if-match'];
-  const ifNoneMatch = request.headers['if-none-match'];
+  const ifMatch = request.header('if-match');
+  const ifNoneMatch = request.header('if-none-match');
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   return (current) => {
     const tag = current === undefined ? undefined : definitionVersion(current);

@@ -27,7 +27,7 @@ export function bearerMiddleware(context: MiddlewareContext): Middleware {
   const challenge = `Bearer realm="${realm}"`;
   const invalid = `Bearer realm="${realm}", error="invalid_token"`;
   return (request, next) => {
-    const header = request.headers.authorization;
+    const header = request.header('authorization');
     const match = header === undefined ? null : /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
     if (match === null) {
       request.setResponseHeader('WWW-Authenticate', challenge);

@@ -20,14 +20,14 @@ export function corsMiddleware(context: MiddlewareContext): Middleware {
   const maxAge = String(settings.max_age);
   const expose = 'ETag, Location, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';
   return (request, next) => {
-    const origin = request.headers.origin;
+    const origin = request.header('origin');
     if (origin === undefined) return next();
     if (!any && !origins.has(origin.toLowerCase())) return next();
     // With credentials a wildcard is not allowed by browsers: echo the origin instead.
     request.setResponseHeader('Access-Control-Allow-Origin', any && !settings.credentials ? '*' : origin);
     if (!any || settings.credentials) request.setResponseHeader('Vary', 'Origin');
     if (settings.credentials) request.setResponseHeader('Access-Control-Allow-Credentials', 'true');
-    if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
+    if (request.method === 'OPTIONS' && request.header('access-control-request-method') !== undefined) {
       return {
         status: 204,
         headers: [

@@ -1,4 +1,5 @@
 import type { CacheStore, Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../contracts.js';
+import { NOT_AT_HAND } from '../contracts.js';
 
 /**
  * `config.cache`: query results (query, count, paginate) of one stream kept in a
@@ -79,6 +80,10 @@ export class CachedSource implements Source {
 
   get(key: EntryKey): Promise<Entry | undefined> {
     return this.inner.get(key);
+  }
+
+  peek(key: EntryKey): Entry | undefined | typeof NOT_AT_HAND {
+    return this.inner.peek === undefined ? NOT_AT_HAND : this.inner.peek(key);
   }
 
   getMany(keys: EntryKey[]): Promise<Entry[]> {

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { Router } from '../../plugins/http/router.js';
+
+/** The shared router (transport top level and API endpoints): what a path matches, with which parameters. */
+describe('Router', () => {
+  const router = new Router<string>();
+  router.add('GET', '/streams', 'index');
+  router.add('GET', '/streams/:stream', 'show');
+  router.add(['PUT', 'PATCH'], '/streams/:stream', 'update');
+  router.add('GET', '/streams/:stream/entries', 'entries');
+  router.add('GET', '/streams/:stream/entries/:entry', 'entry');
+  router.add('GET', '/streams/special/entries/:entry', 'special');
+  router.add('*', '/files/*', 'files');
+
+  it('matches exact paths, then patterns by their segment count, then prefixes', () => {
+    expect(router.match('GET', '/streams')?.value).toBe('index');
+    expect(router.match('GET', '/streams/planets')).toMatchObject({ value: 'show', params: { stream: 'planets' } });
+    expect(router.match('GET', '/streams/planets/entries')).toMatchObject({ value: 'entries', params: { stream: 'planets' } });
+    expect(router.match('GET', '/streams/planets/entries/7')).toMatchObject({ value: 'entry', params: { stream: 'planets', entry: '7' } });
+    expect(router.match('DELETE', '/files/a/b/c')?.value).toBe('files');
+    expect(router.match('GET', '/files')?.value).toBe('files');
+  });
+
+  it('prefers a literal segment over a parameter at the same place', () => {
+    expect(router.match('GET', '/streams/special/entries/1')).toMatchObject({ value: 'special', params: { entry: '1' } });
+  });
+
+  it('answers undefined for paths no route has, and no handler (with Allow) for other methods', () => {
+    expect(router.match('GET', '/streams/planets/entries/7/more')).toBeUndefined();
+    expect(router.match('GET', '/nothing')).toBeUndefined();
+    expect(router.match('GET', '/')).toBeUndefined();
+    // An empty segment is no parameter value.
+    expect(router.match('GET', '/streams//entries')).toBeUndefined();
+    expect(router.match('GET', '/streams/planets/entries/')).toBeUndefined();
+    const other = router.match('POST', '/streams/planets');
+    expect(other?.value).toBeUndefined();
+    expect(other?.allow).toEqual(expect.arrayContaining(['GET', 'HEAD', 'PUT', 'PATCH', 'OPTIONS']));
+    // HEAD is served by GET.
+    expect(router.match('HEAD', '/streams/planets')?.value).toBe('show');
+  });
+
+  it('decodes parameters with the given function, and only parameters', () => {
+    const match = router.match('GET', '/streams/pla%20nets/entries/a%2Fb', decodeURIComponent);
+    expect(match?.params).toEqual({ stream: 'pla nets', entry: 'a/b' });
+    expect(() => router.match('GET', '/streams/%E0%A4%A/entries', decodeURIComponent)).toThrow(URIError);
+  });
+
+  it('keeps working for long paths and for routes added after a match', () => {
+    expect(router.match('GET', `/streams${'/x'.repeat(10_000)}`)).toBeUndefined();
+    router.add('GET', '/a/:b/c/:d/e/:f/g', 'deep');
+    expect(router.match('GET', '/a/1/c/2/e/3/g')).toMatchObject({ value: 'deep', params: { b: '1', d: '2', f: '3' } });
+    router.add('GET', '/a/b/c/d/e/f/g/h', 'long exact');
+    expect(router.match('GET', '/a/b/c/d/e/f/g/h')?.value).toBe('long exact');
+  });
+});
