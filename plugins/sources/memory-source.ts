@@ -269,6 +269,9 @@ export abstract class MemorySource implements Source {
     const entries = await this.loadAll();
     this.byKey.clear();
     let kept = 0;
+    // While every key so far is a number above the one before, none can repeat: the lookup for
+    // a duplicate is skipped (a cache miss per entry in a map of 1M keys, about 0.2 s).
+    let ascending = -Infinity;
     let slice = performance.now();
     for (let i = 0; i < entries.length; i++) {
       // Hand the event loop back every few milliseconds (/healthz answers during a big load).
@@ -278,9 +281,14 @@ export abstract class MemorySource implements Source {
       }
       const entry = this.revive(entries[i]!);
       const key = entry[this.keyName];
-      if (this.byKey.has(key)) {
-        this.logger.warn({ key: keyId(key) }, 'duplicate entry key at load; keeping the first');
-        continue;
+      if (typeof key === 'number' && key > ascending) {
+        ascending = key;
+      } else {
+        ascending = Infinity;
+        if (this.byKey.has(key)) {
+          this.logger.warn({ key: keyId(key) }, 'duplicate entry key at load; keeping the first');
+          continue;
+        }
       }
       this.byKey.set(key, entry);
       entries[kept++] = entry;
