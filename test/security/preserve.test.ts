@@ -53,4 +53,21 @@ describe('what a source cannot serve is kept, or the write refused', () => {
     expect(refused.json.errors[0].message).toMatch(/stored in several files \(1\.json, one\.json\)/);
     expect((await app.request('PATCH', '/api/streams/notes/entries/2', { text: 'fine' })).status).toBe(200);
   });
+
+  it('a key in two files is found whatever the names: numbers in numeric order, neither named after the key', async () => {
+    app = await startApp({
+      streams: { notes: { fields: { id: 'integer', text: 'string' } } },
+      files: {
+        'streams/data/notes/10.json': '{"id":3,"text":"a"}',
+        'streams/data/notes/9.json': '{"id":3,"text":"b"}',
+        'streams/data/notes/2.json': '{"id":2,"text":"c"}',
+      },
+    });
+    // 9.json comes before 10.json (numeric order): its version is served.
+    expect((await app.request('GET', '/api/streams/notes/entries/3')).json.data.text).toBe('b');
+    const refused = await app.request('PATCH', '/api/streams/notes/entries/3', { text: 'new' });
+    expect(refused.status).toBe(409);
+    expect(refused.json.errors[0].message).toMatch(/stored in several files \(9\.json, 10\.json\)/);
+    expect((await app.request('PATCH', '/api/streams/notes/entries/2', { text: 'fine' })).status).toBe(200);
+  });
 });

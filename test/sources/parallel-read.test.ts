@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFiles } from '../../plugins/sources/filebase/parallel-read.js';
+import { readFiles, type NameList } from '../../plugins/sources/filebase/parallel-read.js';
+
+const listOf = (names: string[]): NameList => ({ length: names.length, nameAt: (index) => names[index]! });
 
 /**
  * Boot reads of a large filebase folder (issue #16): the event loop's thread and a worker
@@ -41,7 +43,7 @@ describe('readFiles (filebase boot reads, with a worker thread)', () => {
       let pauses = 0;
       const { byWorker } = await readFiles(
         folder,
-        names,
+        listOf(names),
         (index, text, error) => {
           visits++;
           if (text === undefined) errors.set(index, error as NodeJS.ErrnoException);
@@ -74,6 +76,6 @@ describe('readFiles (filebase boot reads, with a worker thread)', () => {
   it('stops the worker and rethrows when the pause throws (a source closed during its load)', async () => {
     const { folder, names } = folderWith(3_000);
     const closed = new Error('closed');
-    await expect(readFiles(folder, names, () => undefined, () => Promise.reject(closed), 0, 0)).rejects.toBe(closed);
+    await expect(readFiles(folder, listOf(names), () => undefined, () => Promise.reject(closed), 0, 0)).rejects.toBe(closed);
   });
 });

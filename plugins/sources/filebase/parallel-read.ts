@@ -22,6 +22,12 @@ const CHUNK = 256;
  */
 const MAX_AHEAD = 8;
 
+/** The files to read, by index (EntryFileList keeps integer names as numbers). */
+export interface NameList {
+  readonly length: number;
+  nameAt(index: number): string;
+}
+
 /** One file's text, or why it could not be read. */
 export type FileVisitor = (index: number, text: string | undefined, error: unknown) => void;
 
@@ -40,12 +46,12 @@ interface ChunkMessage {
  * throws there: the worker is stopped and the error propagates). A worker helps from
  * `parallelMin` files on, where the machine has a second core.
  */
-export async function readFiles(folder: string, names: string[], visit: FileVisitor, pause: () => Promise<void>, sliceMs: number, parallelMin = PARALLEL_MIN): Promise<{ byWorker: number }> {
+export async function readFiles(folder: string, names: NameList, visit: FileVisitor, pause: () => Promise<void>, sliceMs: number, parallelMin = PARALLEL_MIN): Promise<{ byWorker: number }> {
   const chunks = Math.ceil(names.length / CHUNK);
   // [0]: the next chunk to claim; [1]: the worker's chunks visited here (its flow control).
   const claims = new Int32Array(new SharedArrayBuffer(8));
   const mine = new Uint8Array(chunks);
-  const helper = names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit) : undefined;
+  const helper = names.length > 0 && names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit) : undefined;
   try {
     let slice = performance.now();
     for (;;) {
@@ -75,10 +81,11 @@ export async function readFiles(folder: string, names: string[], visit: FileVisi
   }
 }
 
-function readOne(folder: string, names: string[], index: number, visit: FileVisitor): void {
+function readOne(folder: string, names: NameList, index: number, visit: FileVisitor): void {
   let text: string;
   try {
-    text = readTextFileSync(path.join(folder, names[index]!));
+    // Joined by hand: path.join normalizes again what is already normal (about 0.2 s at 1M files).
+    text = readTextFileSync(folder + path.sep + names.nameAt(index));
   } catch (error) {
     visit(index, undefined, error);
     return;
@@ -92,12 +99,23 @@ interface Reader {
   stop(): void;
 }
 
-function startReader(folder: string, names: string[], claims: Int32Array, visit: FileVisitor): Reader {
-  // The names go over as one shared UTF-8 buffer with offsets: no million strings cloned
-  // into the worker's heap.
-  const encoded = Buffer.from(names.join('\n'));
-  const shared = new Uint8Array(new SharedArrayBuffer(encoded.length));
-  shared.set(encoded);
+function startReader(folder: string, names: NameList, claims: Int32Array, visit: FileVisitor): Reader {
+  // The names go over as one shared UTF-8 buffer, one per line: no million strings cloned
+  // into the worker's heap (and none kept here: each is spelled, written and dropped).
+  let text = Buffer.allocUnsafeSlow(Math.max(1024, names.length * 16));
+  let size = 0;
+  for (let index = 0; index < names.length; index++) {
+    const name = names.nameAt(index);
+    if (size + name.length * 3 + 1 > text.length) {
+      const grown = Buffer.allocUnsafeSlow(text.length * 2 + name.length * 3);
+      text.copy(grown, 0, 0, size);
+      text = grown;
+    }
+    size += text.write(name, size);
+    text[size++] = 10;
+  }
+  const shared = new Uint8Array(new SharedArrayBuffer(Math.max(0, size - 1)));
+  shared.set(text.subarray(0, Math.max(0, size - 1)));
   const delivered = new Set<number>();
   const worker = new Worker(READER_SOURCE, { eval: true, workerData: { folder, names: shared, claims, chunk: CHUNK, ahead: MAX_AHEAD } });
   worker.unref();
