@@ -4,6 +4,7 @@ import { definePlugin } from '../../kernel/index.js';
 import { API } from '../../plugins/api/index.js';
 import { TRANSPORTS } from '../http/transports.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { rawHttp } from '../helpers/raw-http.js';
 
 const streams = { planets: { name: 'Planets', fields: { id: 'integer', name: 'string' } } };
 const data = { planets: [{ id: 1, name: 'Tatooine' }, { id: 2, name: 'Hoth' }] };
@@ -106,6 +107,22 @@ for (const transport of TRANSPORTS) {
       expect(slow.headers['x-late']).toBe('def');
       expect(seen).toEqual(['plain def', 'late def true']);
       expect(slow.json.data).toEqual(fast.json.data);
+    });
+
+    it('skips the content of a GET (RFC 9110: no meaning) and keeps the connection in step', async () => {
+      app = await boot();
+      const body = '{"ignored":true}';
+      const chunked = '5\r\nhello\r\n0\r\n\r\n';
+      const text = await rawHttp(
+        app.url,
+        `GET /api/streams/planets/entries/1 HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+          `GET /api/streams/planets/entries/2 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}` +
+          'GET /api/streams/planets/entries/1 HTTP/1.1\r\nHost: x\r\n\r\n',
+        500,
+      );
+      expect(text.match(/HTTP\/1\.1 200 OK\r\n/g)).toHaveLength(3);
+      expect(text.indexOf('Tatooine')).toBeLessThan(text.indexOf('Hoth'));
+      expect(text.lastIndexOf('Tatooine')).toBeGreaterThan(text.indexOf('Hoth'));
     });
 
     it('a middleware that denies or throws at once answers as on the promise path', async () => {
