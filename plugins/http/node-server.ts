@@ -159,8 +159,7 @@ export class NodeHttpServer extends HttpServerCore {
       headers[key] = previous === undefined ? raw[i + 1]! : `${previous}, ${raw[i + 1]!}`;
     }
     const length = headers['content-length'];
-    // Content in a GET or HEAD has no meaning (RFC 9110 §9.3.1): not read, as on uWS.
-    const hasBody = method !== 'GET' && method !== 'HEAD' && ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined);
+    const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
     const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS, headers['x-request-id']);
     request.socket = req.socket;
     return request;

@@ -219,13 +219,8 @@ export class UwsHttpServer extends HttpServerCore {
     let path = req.getUrl();
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
     const query = req.getQuery() ?? '';
-    // Content in a GET or HEAD has no meaning (RFC 9110 §9.3.1): uWS skips it unread, and
-    // the two header reads it would take are saved on the busiest requests.
-    let hasBody = false;
-    if (method !== 'GET' && method !== 'HEAD') {
-      const length = req.getHeader(CONTENT_LENGTH);
-      hasBody = (length !== '' && length !== '0') || req.getHeader(TRANSFER_ENCODING) !== '';
-    }
+    const length = req.getHeader(CONTENT_LENGTH);
+    const hasBody = (length !== '' && length !== '0') || req.getHeader(TRANSFER_ENCODING) !== '';
     const request = new UwsTransportRequest(method, path, query, hasBody, this.config.http.trust_proxy, req);
     request.res = res;
     return request;
