@@ -1,8 +1,9 @@
 /**
  * The transport's public shapes, the same for both transports (uWebSockets.js and
- * node:http). A handler receives an HttpRequest whose method, path, query and headers
- * were copied synchronously (uWebSockets.js' request object dies at the first await),
- * and returns an HttpReply that the transport writes in one go.
+ * node:http). A handler receives an HttpRequest whose method, path and query were copied
+ * synchronously and whose headers stay readable for as long as its reply is to come
+ * (uWebSockets.js' request object dies when its handler returns: see `header`), and
+ * returns an HttpReply that the transport writes in one go.
  */
 
 export interface HttpRequest {

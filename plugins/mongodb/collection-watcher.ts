@@ -1,11 +1,9 @@
 import type { ChangeStream, ChangeStreamDocument, ChangeStreamOptions, Collection, Document, ResumeToken } from 'mongodb';
 import { backoffDelay, type Logger } from '../../kernel/index.js';
+import { cannotResume, changeStreamsUnsupported, codeOf } from './errors.js';
 
 /** What a cache over a collection needs to hear (Source.watchStore). */
 export type StoreEvent = 'changed' | 'unreliable' | 'reliable';
-
-/** Change streams need a replica set or sharded cluster (40573), or are not allowed here. */
-const UNSUPPORTED = new Set([40573, 40324, 115, 20]);
 
 /**
  * Follows every change to one entry collection (issue #15 item 3), so per-node caches of
@@ -80,18 +78,17 @@ export class CollectionWatcher {
       this.reliable = false;
       this.emit('unreliable');
     }
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (typeof code === 'number' && UNSUPPORTED.has(code)) {
+    if (changeStreamsUnsupported(error)) {
       this.token = undefined;
       if (!this.saidUnsupported) {
         this.saidUnsupported = true;
-        this.logger.warn({ err: { message: error!.message, code } }, 'query cache disabled for this database stream: change streams are unavailable (a standalone server?), so other nodes\' writes could not be seen');
+        this.logger.warn({ err: { message: error!.message, code: codeOf(error) } }, 'query cache disabled for this database stream: change streams are unavailable (a standalone server?), so other nodes\' writes could not be seen');
       }
       this.schedule(this.retry.maxMs);
       return;
     }
     // A lost history or an invalidate (drop): the token is useless; start afresh.
-    if (!error || code === 286 || code === 280 || code === 260) this.token = undefined;
+    if (cannotResume(error)) this.token = undefined;
     this.failures += 1;
     this.schedule(backoffDelay(this.failures, this.retry.initialMs, this.retry.maxMs));
   }

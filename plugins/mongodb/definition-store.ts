@@ -3,7 +3,7 @@ import type { ChangeStream, ChangeStreamDocument, Collection, ResumeToken } from
 import { AppError, backoffDelay, type Logger } from '../../kernel/index.js';
 import type { DefinitionStore } from '../streams/index.js';
 import type { MongoConnection } from './connections.js';
-import { isDuplicateKey, isTransient, mapMongoError } from './errors.js';
+import { cannotResume, changeStreamsUnsupported, codeOf, isDuplicateKey, isTransient, mapMongoError } from './errors.js';
 
 /**
  * A definition as stored: the raw JSON as text (definitions carry keys such as
@@ -29,10 +29,6 @@ export interface DefinitionStoreOptions {
   retryMaxMs?: number;
 }
 
-/** Server codes: the change stream cannot continue from its token (history lost, fatal). */
-const HISTORY_LOST = new Set([286, 280, 260]);
-/** Change streams need a replica set or sharded cluster (40573), or are not allowed here. */
-const UNSUPPORTED = new Set([40573, 40324, 115, 20]);
 /** Longest a read of the definitions may run on the server (a few small documents). */
 const READ_TIME_LIMIT_MS = 10_000;
 /** A failed reload of one definition is retried this many times before it waits for the next change. */
@@ -238,15 +234,13 @@ export class MongoDefinitionStore implements DefinitionStore {
     if (this.closed || (stream && this.changeStream !== stream)) return;
     this.changeStream = undefined;
     if (stream) void stream.close().catch(() => undefined);
-    const code = (error as { code?: unknown } | undefined)?.code;
-    const numeric = typeof code === 'number' ? code : undefined;
-    const labels = (error as { errorLabels?: unknown } | undefined)?.errorLabels;
-    if (error && numeric !== undefined && UNSUPPORTED.has(numeric)) {
+    const numeric = codeOf(error);
+    if (changeStreamsUnsupported(error)) {
       // A standalone server: poll, and try the change stream again from time to time.
       this.resumeToken = undefined;
       if (this.mode !== 'polling') {
         this.logger.info(
-          { err: { message: error.message, code: numeric }, intervalMs: this.options.pollIntervalMs },
+          { err: { message: error!.message, code: numeric }, intervalMs: this.options.pollIntervalMs },
           'change streams unavailable for stream definitions (a standalone server?): polling instead',
         );
       }
@@ -254,7 +248,7 @@ export class MongoDefinitionStore implements DefinitionStore {
       this.scheduleStream(this.retryMaxMs);
       return;
     }
-    if (!error || (numeric !== undefined && HISTORY_LOST.has(numeric)) || (Array.isArray(labels) && labels.includes('NonResumableChangeStreamError'))) {
+    if (cannotResume(error)) {
       // Invalidated (drop, rename), ended, or the history no longer holds the token: the
       // token is useless. Compare everything and watch afresh.
       if (error) this.logger.warn({ err: { message: error.message, code: numeric } }, 'the change stream of stream definitions cannot resume: full reload, then watching again');
@@ -268,7 +262,7 @@ export class MongoDefinitionStore implements DefinitionStore {
     this.streamFailures += 1;
     const delay = backoffDelay(this.streamFailures, this.retryInitialMs, this.retryMaxMs);
     this.logger.warn(
-      { err: { message: error.message, code: numeric }, retryInMs: delay, transient: isTransient(error) },
+      { err: { message: error!.message, code: numeric }, retryInMs: delay, transient: isTransient(error) },
       'the change stream of stream definitions failed; resuming from its token',
     );
     if (this.streamFailures > 1) this.startPolling();

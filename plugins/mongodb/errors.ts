@@ -40,6 +40,35 @@ export function isDuplicateKey(error: unknown): error is MongoServerError {
  */
 export const TRANSIENT_CODES = new Set([91, 189, 11600, 11602, 10107, 13435, 13436, 6, 7, 89, 9001, 262, 64, MAX_TIME_EXPIRED]);
 
+/** Server codes: change streams need a replica set or sharded cluster (40573), or are not allowed here. */
+const CHANGE_STREAMS_UNSUPPORTED = new Set([40573, 40324, 115, 20]);
+/** Server codes: the change stream cannot continue from its token (history lost, fatal). */
+const HISTORY_LOST = new Set([286, 280, 260]);
+
+/** The numeric server code of a failure, if any. */
+export function codeOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** A change stream failed because this deployment has none (a standalone server): poll instead. */
+export function changeStreamsUnsupported(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && CHANGE_STREAMS_UNSUPPORTED.has(code);
+}
+
+/**
+ * A change stream that stopped (`error` undefined: it ended or was invalidated) and cannot be
+ * resumed from its token: the token is dropped and what it would have told is found afresh.
+ */
+export function cannotResume(error: unknown): boolean {
+  if (error === undefined) return true;
+  const code = codeOf(error);
+  if (code !== undefined && HISTORY_LOST.has(code)) return true;
+  const labels = (error as { errorLabels?: unknown }).errorLabels;
+  return Array.isArray(labels) && labels.includes('NonResumableChangeStreamError');
+}
+
 /** Seconds a client is told to wait before retrying a transient failure (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 2;
 

@@ -1,22 +1,8 @@
 import type { Entry } from './contracts.js';
+import { canonicalInteger } from './criteria/values.js';
 
 /** Largest integer kept as a number key: a small integer (Smi) on every V8 build, so never boxed. */
 const SMALL_MAX = 2 ** 30 - 1;
-
-/** Whether `text` is a canonical integer 0..SMALL_MAX (`"4"`, not `"04"`, `"+4"` or `"4.0"`). */
-function isSmallIntegerText(text: string): boolean {
-  const length = text.length;
-  if (length === 0 || length > 10) return false;
-  const first = text.charCodeAt(0);
-  if (first === 48) return length === 1;
-  let n = 0;
-  for (let i = 0; i < length; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return false;
-    n = n * 10 + c;
-  }
-  return n <= SMALL_MAX;
-}
 
 /**
  * The Map key of an entry key, with exactly keyId's identity (`4`, `4.0` and `"4"` name one
@@ -26,7 +12,10 @@ function isSmallIntegerText(text: string): boolean {
  */
 export function slotOf(key: unknown): string | number {
   if (typeof key === 'number') return Number.isInteger(key) && key >= 0 && key <= SMALL_MAX ? key : String(key);
-  if (typeof key === 'string') return isSmallIntegerText(key) ? Number(key) : key;
+  if (typeof key === 'string') {
+    const n = canonicalInteger(key);
+    return n >= 0 && n <= SMALL_MAX ? n : key;
+  }
   return String(key);
 }
 

@@ -35,25 +35,34 @@ export class ReplyCache {
     return request.query === '' ? request.path : `${request.path}?${request.query}`;
   }
 
-  /** `recall` of a single entry's answer. */
+  /** `recall` of a single entry's answer (no array to build per request). */
   recallOne(request: HttpRequest, base: string, definition: StreamDefinition, entry: EntryAttributes): Cached | undefined {
-    const hit = this.items.get(this.keyOf(request));
-    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== 1 || hit.entries.length !== 1 || hit.entries[0] !== entry) return undefined;
-    return hit;
+    const hit = this.candidate(request, base, definition, 1, 1);
+    return hit !== undefined && hit.entries[0] === entry ? hit : undefined;
   }
 
   recall(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number): Cached | undefined {
-    const hit = this.items.get(this.keyOf(request));
-    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== total || hit.entries.length !== entries.length) return undefined;
+    const hit = this.candidate(request, base, definition, total, entries.length);
+    if (hit === undefined) return undefined;
     for (let i = 0; i < entries.length; i++) if (hit.entries[i] !== entries[i]) return undefined;
+    return hit;
+  }
+
+  /** The cached answer of this URL when it was made with this base, definition, total and entry count. */
+  private candidate(request: HttpRequest, base: string, definition: StreamDefinition, total: number, count: number): Cached | undefined {
+    const hit = this.items.get(this.keyOf(request));
+    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== total || hit.entries.length !== count) return undefined;
     return hit;
   }
 
   remember(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number, body: string, etag: string): void {
     const key = this.keyOf(request);
     this.forget(key);
+    // A body has at least as many bytes as UTF-16 units: a large one is refused before encoding.
     // UTF-16 length is a close enough measure of what the key and base cost in memory.
-    const size = Buffer.byteLength(body) + key.length + base.length;
+    if (body.length + key.length + base.length > this.largestBody) return;
+    const bytes = Buffer.from(body);
+    const size = bytes.length + key.length + base.length;
     if (size > this.largestBody) return;
     if (this.bytes + size > this.budgetBytes) {
       // Down to three quarters of the budget in one pass of one iterator: a fresh
@@ -63,7 +72,7 @@ export class ReplyCache {
       const keys = this.items.keys();
       while (this.bytes + size > this.budgetBytes * slack && this.items.size > 0) this.forget(keys.next().value!);
     }
-    this.items.set(key, { base, definition, entries, total, body: Buffer.from(body), etag, size });
+    this.items.set(key, { base, definition, entries, total, body: bytes, etag, size });
     this.bytes += size;
   }
 

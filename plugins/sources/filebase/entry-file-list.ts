@@ -1,16 +1,10 @@
+import { canonicalInteger } from '../criteria/values.js';
 import { sortNames } from './name-order.js';
 
-/** Whether `name` is `<integer below 2^32>.<extension>` as written (`7.json`, not `07.json`). */
+/** The number of `<integer below 2^32><suffix>` as written (`7.json`, not `07.json`), else -1. */
 function integerStem(name: string, suffix: string): number {
-  const digits = name.length - suffix.length;
-  if (digits < 1 || digits > 10 || !name.endsWith(suffix)) return -1;
-  if (digits > 1 && name.charCodeAt(0) === 48) return -1;
-  let n = 0;
-  for (let i = 0; i < digits; i++) {
-    const c = name.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return -1;
-    n = n * 10 + c;
-  }
+  if (!name.endsWith(suffix)) return -1;
+  const n = canonicalInteger(name, name.length - suffix.length);
   return n < 2 ** 32 ? n : -1;
 }
 

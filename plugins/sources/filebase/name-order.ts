@@ -1,3 +1,5 @@
+import { canonicalInteger } from '../criteria/values.js';
+
 /**
  * Entry files in key order when their names are plain integers (`1.json`... `100000.json`),
  * so the loaded entries need no sort by key (about 2 s blocking at 1M); any other names sort
@@ -9,10 +11,8 @@ export function sortNames(names: string[]): void {
     const packed = new Float64Array(names.length);
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
-      const dot = name.indexOf('.');
-      const stem = name.slice(0, dot);
-      const n = /^(0|[1-9]\d{0,9})$/.test(stem) ? Number(stem) : NaN;
-      if (!(n < 2 ** 32)) {
+      const n = canonicalInteger(name, name.indexOf('.'));
+      if (n < 0 || n >= 2 ** 32) {
         names.sort();
         return;
       }

@@ -1,0 +1,32 @@
+import { MongoServerError } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { cannotResume, changeStreamsUnsupported } from '../../plugins/mongodb/errors.js';
+
+/**
+ * How both change-stream followers (the definition store and the collection watcher) read a
+ * stopped stream: one classification, so the two cannot disagree (the collection watcher used
+ * to ignore the NonResumableChangeStreamError label and kept a useless token). No server.
+ */
+const serverError = (code: number, labels: string[] = []): MongoServerError => {
+  const error = new MongoServerError({ message: `code ${code}`, code });
+  for (const label of labels) error.addErrorLabel(label);
+  return error;
+};
+
+describe('change stream failures (no server: the classification alone)', () => {
+  it('a stream that ended, lost its history or is labelled non-resumable cannot resume from its token', () => {
+    expect(cannotResume(undefined)).toBe(true);
+    for (const code of [286, 280, 260]) expect(cannotResume(serverError(code))).toBe(true);
+    expect(cannotResume(serverError(1234, ['NonResumableChangeStreamError']))).toBe(true);
+    // Failover, network, shutdown: resume from the token.
+    for (const code of [91, 189, 11602, 6]) expect(cannotResume(serverError(code, ['ResumableChangeStreamError']))).toBe(false);
+    expect(cannotResume(new Error('socket closed'))).toBe(false);
+  });
+
+  it('a deployment without change streams (standalone, not allowed) is told apart', () => {
+    for (const code of [40573, 40324, 115, 20]) expect(changeStreamsUnsupported(serverError(code))).toBe(true);
+    expect(changeStreamsUnsupported(serverError(286))).toBe(false);
+    expect(changeStreamsUnsupported(undefined)).toBe(false);
+    expect(changeStreamsUnsupported(new Error('x'))).toBe(false);
+  });
+});
