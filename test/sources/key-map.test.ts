@@ -40,3 +40,50 @@ describe('the key map of in-memory sources', () => {
     expect(map.size).toBe(0);
   });
 });
+
+describe('the key map against a plain Map of key ids (dense and sparse integer keys)', () => {
+  // A small deterministic generator: the same sequence on every run.
+  function random(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+  }
+
+  const scenarios: Array<[string, (next: () => number, i: number) => unknown]> = [
+    ['keys in ascending order', (_next, i) => i + 1],
+    ['keys in random order', (next) => 1 + Math.floor(next() * 5000)],
+    ['sparse keys', (next) => Math.floor(next() * 2 ** 30)],
+    ['mixed integer and text keys', (next, i) => (i % 3 === 0 ? `k${Math.floor(next() * 500)}` : i % 3 === 1 ? String(Math.floor(next() * 3000)) : Math.floor(next() * 3000))],
+  ];
+
+  for (const [name, keyAt] of scenarios) {
+    it(`agrees on every get, has, delete and size: ${name}`, () => {
+      const next = random(name.length);
+      const map = new KeyMap();
+      const reference = new Map<string, object>();
+      for (let i = 0; i < 20_000; i++) {
+        const key = keyAt(next, i);
+        const id = keyId(key);
+        if (next() < 0.2) {
+          expect(map.delete(key)).toBe(reference.delete(id));
+        } else {
+          const entry = { id: key, version: i };
+          map.set(key, entry);
+          reference.set(id, entry);
+        }
+        if (i % 997 === 0) expect(map.size).toBe(reference.size);
+      }
+      expect(map.size).toBe(reference.size);
+      for (const [id, entry] of reference) {
+        expect(map.get(id)).toBe(entry);
+        expect(map.has(id)).toBe(true);
+      }
+      for (let probe = 0; probe < 6000; probe++) expect(map.get(probe)).toBe(reference.get(String(probe)));
+      map.clear();
+      expect(map.size).toBe(0);
+      expect(map.get(1)).toBeUndefined();
+    });
+  }
+});
