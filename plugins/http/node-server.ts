@@ -8,11 +8,10 @@ import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
 import { TransportRequest } from './request.js';
-import { errorBody, HttpServerCore, JSON_TYPE, TransportSink } from './server-core.js';
+import { errorBody, HttpServerCore, JSON_TYPE, KNOWN_METHODS, TransportSink } from './server-core.js';
 import { statusLine, statusText } from './status-text.js';
 
 const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /**
  * Limits of the request head. They match what uWebSockets.js enforces (its defaults: a

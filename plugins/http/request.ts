@@ -24,7 +24,6 @@ export abstract class TransportRequest implements HttpRequest {
   /** Set once the transport counted this request out of `inFlight`. */
   counted = false;
   readonly id: string;
-  readonly locals: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   responseHeaders: Array<[string, string]> | null = null;
   /** Set by the transport on a WebSocket upgrade request. */
   upgrade = false;
@@ -32,6 +31,7 @@ export abstract class TransportRequest implements HttpRequest {
   onAbort: (() => void) | null = null;
   bodyPromise: Promise<Buffer> | null = null;
   private parsed: Promise<Record<string, unknown> | undefined> | null = null;
+  private ownLocals: Record<string, unknown> | null = null;
   private address: string | null = null;
   /** Every header, once read (given at once by transports that have them all anyway). */
   private allHeaders: Record<string, string> | null;
@@ -53,6 +53,11 @@ export abstract class TransportRequest implements HttpRequest {
     // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
     if (!trustProxy) forwarded = undefined;
     this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${(++sequence).toString(36)}`;
+  }
+
+  /** Made on first use: most requests (a GET through the default gate) never touch it. */
+  get locals(): Record<string, unknown> {
+    return (this.ownLocals ??= Object.create(null) as Record<string, unknown>);
   }
 
   get headers(): Record<string, string> {

@@ -119,20 +119,14 @@ export class Router<T> {
    * all (404). `decode` turns a raw parameter segment into its value (it may throw).
    */
   match(method: string, path: string, decode: (raw: string) => string = decodeURIComponent): RouteMatch<T> | undefined {
-    const count = segmentCount(path, this.countCap);
+    const count = findSlashes(path, this.countCap);
     const exact = this.exactCounts.has(count) ? this.exact.get(path) : undefined;
     if (exact) return { value: pick(exact, method), params: NO_PARAMS, allow: exact.allow, pattern: exact.pattern };
     const candidates = this.bySegments[count];
     if (candidates !== undefined) {
       for (const entry of candidates) {
-        const raw = matchSegments(entry.segments, path);
-        if (raw === null) continue;
-        let params = NO_PARAMS;
-        if (raw.length > 0) {
-          params = Object.create(null) as Record<string, string>;
-          for (let i = 0; i < raw.length; i++) params[entry.names[i]!] = decode(raw[i]!);
-        }
-        return { value: pick(entry, method), params, allow: entry.allow, pattern: entry.pattern };
+        if (!segmentsMatch(entry.segments, path)) continue;
+        return { value: pick(entry, method), params: entry.names.length > 0 ? paramsOf(entry, path, decode) : NO_PARAMS, allow: entry.allow, pattern: entry.pattern };
       }
     }
     for (const entry of this.prefixes) {
@@ -144,37 +138,55 @@ export class Router<T> {
   }
 }
 
-/** Segments of a path (its slashes: `/a/b` has two), counted up to `cap` (no route has more). */
-function segmentCount(path: string, cap = Infinity): number {
+/**
+ * Where the slashes of the path being matched are: `slashes[i]` starts segment i. Filled by
+ * `findSlashes` and read by the same synchronous `match` (never across an await), so one
+ * array serves every request instead of a list of segments per request.
+ */
+let slashes = new Int32Array(16);
+
+/** Record the slashes of `path` (its segments: `/a/b` has two), up to `cap` of them (no route has more). */
+function findSlashes(path: string, cap: number): number {
+  if (slashes.length < cap) slashes = new Int32Array(cap);
   let count = 0;
-  for (let at = path.indexOf('/'); at !== -1 && count < cap; at = path.indexOf('/', at + 1)) count++;
+  for (let at = path.indexOf('/'); at !== -1 && count < cap; at = path.indexOf('/', at + 1)) slashes[count++] = at;
   return count;
 }
 
 /**
- * The raw values of the `:param` segments when `path` has exactly these segments (a
- * parameter matches any non-empty segment), else null. Walks the path with indexOf
- * instead of splitting it: no array of every segment per request.
+ * Whether `path` (whose slashes were just found: exactly `segments.length` of them) has these
+ * segments: a literal equal, a parameter (null) any non-empty segment.
  */
-function matchSegments(segments: ReadonlyArray<string | null>, path: string): string[] | null {
-  let values: string[] | null = null;
-  let at = 1;
+function segmentsMatch(segments: ReadonlyArray<string | null>, path: string): boolean {
   const last = segments.length - 1;
   for (let i = 0; i <= last; i++) {
-    const slash = path.indexOf('/', at);
-    // The last segment runs to the end; every other one ends at a slash.
-    if ((slash === -1) !== (i === last)) return null;
-    const end = slash === -1 ? path.length : slash;
+    const start = slashes[i]! + 1;
+    const end = i === last ? path.length : slashes[i + 1]!;
     const literal = segments[i];
     if (literal === null) {
-      if (end === at) return null;
-      (values ??= []).push(path.slice(at, end));
-    } else if (end - at !== literal.length || !path.startsWith(literal, at)) {
-      return null;
+      if (end === start) return false;
+    } else if (end - start !== literal.length || !path.startsWith(literal, start)) {
+      return false;
     }
-    at = end + 1;
   }
-  return values ?? [];
+  return true;
+}
+
+/** The decoded `:param` values of a path `segmentsMatch` just accepted for this pattern. */
+function paramsOf(entry: { segments: ReadonlyArray<string | null>; names: string[] }, path: string, decode: (raw: string) => string): Record<string, string> {
+  const params = Object.create(null) as Record<string, string>;
+  const last = entry.segments.length - 1;
+  let name = 0;
+  for (let i = 0; i <= last; i++) {
+    if (entry.segments[i] !== null) continue;
+    params[entry.names[name++]!] = decode(path.slice(slashes[i]! + 1, i === last ? path.length : slashes[i + 1]!));
+  }
+  return params;
+}
+
+/** Segments of a route's path (its slashes: `/a/b` has two). */
+function segmentCount(path: string): number {
+  return path.split('/').length - 1;
 }
 
 function pick<T>(entry: { byMethod: Map<string, T>; any?: T }, method: string): T | undefined {

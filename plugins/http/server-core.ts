@@ -12,7 +12,30 @@ export function errorBody(message: string): string {
 }
 
 /** Methods some route of the product may serve. Anything else is 501 (RFC 9110 §15.6.2), never a silent drop. */
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * A method name read off a socket, as the literal the code compares it with when it is one
+ * of ours. uWS hands a fresh string per request: every `=== 'GET'` compared it character by
+ * character and every Set or Map lookup hashed it again; the literal compares by identity
+ * and carries its hash. One comparison, picked by the first letter.
+ */
+export function knownMethod(name: string): string {
+  switch (name.charCodeAt(0)) {
+    case 71:
+      return name === 'GET' ? 'GET' : name;
+    case 72:
+      return name === 'HEAD' ? 'HEAD' : name;
+    case 80:
+      return name === 'POST' ? 'POST' : name === 'PUT' ? 'PUT' : name === 'PATCH' ? 'PATCH' : name;
+    case 68:
+      return name === 'DELETE' ? 'DELETE' : name;
+    case 79:
+      return name === 'OPTIONS' ? 'OPTIONS' : name;
+    default:
+      return name;
+  }
+}
 
 /**
  * What both transports share: the router and its 404/405/OPTIONS answers, `/healthz` and

@@ -5,7 +5,7 @@ import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
-import { HttpServerCore, JSON_TYPE, TransportSink } from './server-core.js';
+import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
 import { statusLine } from './status-text.js';
 import type { NativeUws } from './uws-loader.js';
 
@@ -215,7 +215,7 @@ export class UwsHttpServer extends HttpServerCore {
 
   /** Method, path and query now (`req` is stack-allocated); headers while the handler runs (see `release`). */
   private readRequest(res: HttpResponse, req: UwsRequest): UwsTransportRequest {
-    const method = req.getCaseSensitiveMethod();
+    const method = knownMethod(req.getCaseSensitiveMethod());
     let path = req.getUrl();
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
     const query = req.getQuery() ?? '';

@@ -1,5 +1,5 @@
 import type { Entry } from './contracts.js';
-import { canonicalInteger } from './criteria/values.js';
+import { canonicalInteger } from '../streams/index.js';
 
 /** Largest integer kept as a number key: a small integer (Smi) on every V8 build, so never boxed. */
 const SMALL_MAX = 2 ** 30 - 1;

@@ -45,6 +45,23 @@ export function isEntryKey(value: unknown): value is EntryKey {
 }
 
 /**
+ * The value of `text[0, end)` when it is a non-negative integer of at most ten digits as
+ * written canonically (`7`, not `07`, `+7` or `7.0`), else -1. Used where integer keys and
+ * file names are kept as numbers (the key map, filebase file lists and their order), and to
+ * cast the usual URL key (`/entries/42`) without a regular expression.
+ */
+export function canonicalInteger(text: string, end = text.length): number {
+  if (end < 1 || end > 10 || (end > 1 && text.charCodeAt(0) === 48)) return -1;
+  let n = 0;
+  for (let i = 0; i < end; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+/**
  * A key as received (URL segment, payload value) cast by the key field's type:
  * `/entries/4` finds the integer 4 when the key is an integer or undeclared.
  * Throws 400 for keys that are not strings/numbers or could reach a prototype.
@@ -59,7 +76,9 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
     key = raw;
   } else if (typeof raw === 'string') {
     if (raw === '') throw new BadRequestError('The entry key must not be empty.', { rule: 'key' });
-    if (type === 'integer') key = DECLARED_INTEGER_TEXT.test(raw) ? Number(raw) : raw;
+    const small = type === 'integer' || type === undefined ? canonicalInteger(raw) : -1;
+    if (small >= 0) key = small;
+    else if (type === 'integer') key = DECLARED_INTEGER_TEXT.test(raw) ? Number(raw) : raw;
     else if (type === undefined) key = INTEGER_TEXT.test(raw) ? Number(raw) : raw;
     // A UUID names one entry whatever its case (the uuid type stores lower case).
     else if (type === 'uuid') key = UUID_TEXT.test(raw) ? raw.toLowerCase() : raw;

@@ -51,5 +51,14 @@ describe('Router', () => {
     expect(router.match('GET', '/a/1/c/2/e/3/g')).toMatchObject({ value: 'deep', params: { b: '1', d: '2', f: '3' } });
     router.add('GET', '/a/b/c/d/e/f/g/h', 'long exact');
     expect(router.match('GET', '/a/b/c/d/e/f/g/h')?.value).toBe('long exact');
+    // More segments than the router first kept room for.
+    const many = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? `s${i}` : `:p${i}`)).join('/');
+    router.add('GET', `/${many}`, 'many');
+    const path = `/${Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? `s${i}` : `v${i}`)).join('/')}`;
+    expect(router.match('GET', path)).toMatchObject({ value: 'many', params: { p1: 'v1', p39: 'v39' } });
+    expect(router.match('GET', `${path}/more`)).toBeUndefined();
+    // A parameter that fails to decode leaves the router as it was.
+    expect(() => router.match('GET', '/a/%E0%A4%A/c/2/e/3/g', decodeURIComponent)).toThrow(URIError);
+    expect(router.match('GET', '/a/1/c/2/e/3/g')).toMatchObject({ value: 'deep', params: { b: '1', d: '2', f: '3' } });
   });
 });

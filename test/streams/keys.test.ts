@@ -14,6 +14,16 @@ describe('entry keys, one owner', () => {
   it.each([
     [undefined, '4', 4, 'auto'],
     [undefined, '04', '04', 'auto'],
+    // The digit fast path (canonical integers of up to ten digits) and the regular expressions agree.
+    [undefined, '0', 0, 'auto'],
+    [undefined, '9999999999', 9999999999, 'auto'],
+    [undefined, '99999999999', 99999999999, 'auto'],
+    [undefined, '-4', -4, 'auto'],
+    [undefined, '4a', '4a', 'auto'],
+    ['integer', '0', 0, 'number'],
+    ['integer', '1234567890', 1234567890, 'number'],
+    ['integer', '-0012', -12, 'number'],
+    ['string', '12', '12', 'string'],
     ['integer', '04', 4, 'number'],
     ['decimal', '2.5', 2.5, 'number'],
     ['string', '4', '4', 'string'],

@@ -129,22 +129,6 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * The value of `text[0, end)` when it is a non-negative integer of at most ten digits as
- * written canonically (`7`, not `07`, `+7` or `7.0`), else -1. Used where integer keys and
- * file names are kept as numbers (the key map, filebase file lists and their order).
- */
-export function canonicalInteger(text: string, end = text.length): number {
-  if (end < 1 || end > 10 || (end > 1 && text.charCodeAt(0) === 48)) return -1;
-  let n = 0;
-  for (let i = 0; i < end; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    n = n * 10 + digit;
-  }
-  return n;
-}
-
 /** The Map key of an entry key: `4` and `"4"` name the same entry (and the same file). */
 export function keyId(key: EntryKey | unknown): string {
   return typeof key === 'string' ? key : String(key);

@@ -1,4 +1,4 @@
-import { canonicalInteger } from '../criteria/values.js';
+import { canonicalInteger } from '../../streams/index.js';
 import { sortNames } from './name-order.js';
 
 /** The number of `<integer below 2^32><suffix>` as written (`7.json`, not `07.json`), else -1. */

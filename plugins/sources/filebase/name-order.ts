@@ -1,4 +1,4 @@
-import { canonicalInteger } from '../criteria/values.js';
+import { canonicalInteger } from '../../streams/index.js';
 
 /**
  * Entry files in key order when their names are plain integers (`1.json`... `100000.json`),
