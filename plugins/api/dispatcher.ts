@@ -35,6 +35,31 @@ function throttlesOf(chain: Middleware[]): ThrottleMiddleware[] {
   return chain.filter((m): m is ThrottleMiddleware => typeof (m as Partial<ThrottleMiddleware>).refuseEarly === 'function');
 }
 
+/** A request's route information; its relative path is cut out only when read (by a gate with exceptions). */
+class RouteInfo implements ApiRouteInfo {
+  readonly interface: string;
+  readonly prefix: string;
+  readonly resources: readonly ResourceName[];
+  private relative: string | undefined;
+
+  constructor(
+    setup: InterfaceSetup,
+    readonly endpoint: ApiRouteInfo['endpoint'],
+    readonly resource: ResourceName | null,
+    readonly write: boolean,
+    readonly allow: string[],
+    private readonly path: string,
+  ) {
+    this.interface = setup.config.name;
+    this.prefix = setup.prefix;
+    this.resources = setup.config.resources;
+  }
+
+  get relativePath(): string {
+    return (this.relative ??= this.path.slice(1));
+  }
+}
+
 /** Run `chain[index..]` then `last`. */
 function run(chain: Middleware[], index: number, request: ApiRequest, last: () => Promise<HttpReply>): Promise<HttpReply> {
   if (index === chain.length) return last();
@@ -86,12 +111,14 @@ export class InterfaceDispatcher {
    */
   readonly dispatch = (http: HttpRequest): HttpReply | Promise<HttpReply> => {
     const request = http as ApiRequest & { api: ApiRouteInfo };
-    const relative = http.path.slice(this.prefixLength) || '/';
     let compiled: Compiled | undefined;
     let allow: string[] = [];
     let problem: unknown;
     try {
-      const match = this.router.match(http.method, relative, decodePathSegment);
+      const match =
+        http.path.length === this.prefixLength
+          ? this.router.match(http.method, '/', decodePathSegment)
+          : this.router.match(http.method, http.path, decodePathSegment, this.prefixLength);
       if (match) {
         compiled = match.value;
         allow = match.allow;
@@ -101,16 +128,14 @@ export class InterfaceDispatcher {
       problem = error;
     }
     const route = compiled?.route;
-    (request as { api: ApiRouteInfo }).api = {
-      interface: this.setup.config.name,
-      prefix: this.setup.prefix,
-      endpoint: route?.name ?? null,
-      resource: route?.resource ?? null,
-      write: route ? route.write : !READ_METHODS.has(http.method),
+    (request as { api: ApiRouteInfo }).api = new RouteInfo(
+      this.setup,
+      route?.name ?? null,
+      route?.resource ?? null,
+      route ? route.write : !READ_METHODS.has(http.method),
       allow,
-      relativePath: http.path.slice(1),
-      resources: this.setup.config.resources,
-    };
+      http.path,
+    );
     const chain = compiled?.chain ?? this.setup.base;
     // The endpoint's reply when it came at once, and the settled promise handed up the chain for it.
     let now: HttpReply | undefined;

@@ -62,6 +62,7 @@ export class ApiGate implements MiddlewareHandler {
 
   /** True when `gate_except` exempts the request from the check. */
   isExcepted(request: ApiRequest): boolean {
+    if (this.except.length === 0) return false;
     const path = request.api.relativePath;
     for (const pattern of this.except) if (pattern.test(path)) return true;
     return false;

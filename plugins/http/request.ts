@@ -52,7 +52,7 @@ export abstract class TransportRequest implements HttpRequest {
     this.allHeaders = headers;
     // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
     if (!trustProxy) forwarded = undefined;
-    this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${(++sequence).toString(36)}`;
+    this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${++sequence}`;
   }
 
   /** Made on first use: most requests (a GET through the default gate) never touch it. */

@@ -117,10 +117,12 @@ export class Router<T> {
   /**
    * Find the route of `method` + `path`. Undefined when no pattern matches the path at
    * all (404). `decode` turns a raw parameter segment into its value (it may throw).
+   * `from`: match the part of `path` from this index on (a `/`: the path below a prefix,
+   * without cutting it out).
    */
-  match(method: string, path: string, decode: (raw: string) => string = decodeURIComponent): RouteMatch<T> | undefined {
-    const count = findSlashes(path, this.countCap);
-    const exact = this.exactCounts.has(count) ? this.exact.get(path) : undefined;
+  match(method: string, path: string, decode: (raw: string) => string = decodeURIComponent, from = 0): RouteMatch<T> | undefined {
+    const count = findSlashes(path, this.countCap, from);
+    const exact = this.exactCounts.has(count) ? this.exact.get(from === 0 ? path : path.slice(from)) : undefined;
     if (exact) return { value: pick(exact, method), params: NO_PARAMS, allow: exact.allow, pattern: exact.pattern };
     const candidates = this.bySegments[count];
     if (candidates !== undefined) {
@@ -129,6 +131,7 @@ export class Router<T> {
         return { value: pick(entry, method), params: entry.names.length > 0 ? paramsOf(entry, path, decode) : NO_PARAMS, allow: entry.allow, pattern: entry.pattern };
       }
     }
+    if (this.prefixes.length > 0 && from > 0) path = path.slice(from);
     for (const entry of this.prefixes) {
       if (path.startsWith(entry.prefix) || path === entry.bare) {
         return { value: pick(entry, method), params: NO_PARAMS, allow: entry.allow, pattern: entry.pattern };
@@ -145,11 +148,11 @@ export class Router<T> {
  */
 let slashes = new Int32Array(16);
 
-/** Record the slashes of `path` (its segments: `/a/b` has two), up to `cap` of them (no route has more). */
-function findSlashes(path: string, cap: number): number {
+/** Record the slashes of `path` from `from` on (its segments: `/a/b` has two), up to `cap` of them (no route has more). */
+function findSlashes(path: string, cap: number, from: number): number {
   if (slashes.length < cap) slashes = new Int32Array(cap);
   let count = 0;
-  for (let at = path.indexOf('/'); at !== -1 && count < cap; at = path.indexOf('/', at + 1)) slashes[count++] = at;
+  for (let at = path.indexOf('/', from); at !== -1 && count < cap; at = path.indexOf('/', at + 1)) slashes[count++] = at;
   return count;
 }
 

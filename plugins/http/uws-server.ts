@@ -229,7 +229,6 @@ export class UwsHttpServer extends HttpServerCore {
   private onRequest(res: HttpResponse, req: UwsRequest): void {
     const request = this.readRequest(res, req);
     this.begin();
-    const send = (reply: HttpReply): void => this.send(res, request, reply);
     if (!request.hasBody) {
       // A reply known at once (a cached GET) is written within this call: no abort watch
       // (uWS needs one only for a reply written after the handler returns), no promise.
@@ -237,14 +236,14 @@ export class UwsHttpServer extends HttpServerCore {
       if (!(result instanceof Promise)) {
         // A streamed reply outlives this call: it needs the abort watch after all.
         if (result.stream !== undefined) this.watchAbort(res, request);
-        send(result);
+        this.send(res, request, result);
       } else {
         this.watchAbort(res, request);
-        this.deliver(request, result, send);
+        this.deliver(request, result, (reply) => this.send(res, request, reply));
       }
     } else {
       this.watchAbort(res, request);
-      if (this.startBody(res, request, request.header('content-length'))) this.respond(request, send);
+      if (this.startBody(res, request, request.header('content-length'))) this.respond(request, (reply) => this.send(res, request, reply));
     }
     request.release();
   }

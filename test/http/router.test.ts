@@ -45,6 +45,14 @@ describe('Router', () => {
     expect(() => router.match('GET', '/streams/%E0%A4%A/entries', decodeURIComponent)).toThrow(URIError);
   });
 
+  it('matches the part of a path below a prefix, from an index, as the cut-out path would', () => {
+    const prefix = '/api/v2';
+    for (const path of ['/streams', '/streams/planets', '/streams/planets/entries/7', '/streams/special/entries/1', '/files/a', '/nothing', '/streams//entries']) {
+      const from = router.match('GET', `${prefix}${path}`, decodeURIComponent, prefix.length);
+      expect(from).toEqual(router.match('GET', path, decodeURIComponent));
+    }
+  });
+
   it('keeps working for long paths and for routes added after a match', () => {
     expect(router.match('GET', `/streams${'/x'.repeat(10_000)}`)).toBeUndefined();
     router.add('GET', '/a/:b/c/:d/e/:f/g', 'deep');

@@ -7,6 +7,9 @@ interface Cached {
   base: string;
   definition: StreamDefinition;
   entries: EntryAttributes[];
+  /** `entries.length` and `entries[0]`, kept beside the other checks: a hit reads one object, not the list too. */
+  count: number;
+  first: EntryAttributes | undefined;
   total: number;
   /** Encoded once: a hit is written without another UTF-8 pass. */
   body: Buffer;
@@ -38,7 +41,7 @@ export class ReplyCache {
   /** `recall` of a single entry's answer (no array to build per request). */
   recallOne(request: HttpRequest, base: string, definition: StreamDefinition, entry: EntryAttributes): Cached | undefined {
     const hit = this.candidate(request, base, definition, 1, 1);
-    return hit !== undefined && hit.entries[0] === entry ? hit : undefined;
+    return hit !== undefined && hit.first === entry ? hit : undefined;
   }
 
   recall(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number): Cached | undefined {
@@ -51,7 +54,7 @@ export class ReplyCache {
   /** The cached answer of this URL when it was made with this base, definition, total and entry count. */
   private candidate(request: HttpRequest, base: string, definition: StreamDefinition, total: number, count: number): Cached | undefined {
     const hit = this.items.get(this.keyOf(request));
-    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== total || hit.entries.length !== count) return undefined;
+    if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== total || hit.count !== count) return undefined;
     return hit;
   }
 
@@ -72,7 +75,7 @@ export class ReplyCache {
       const keys = this.items.keys();
       while (this.bytes + size > this.budgetBytes * slack && this.items.size > 0) this.forget(keys.next().value!);
     }
-    this.items.set(key, { base, definition, entries, total, body: bytes, etag, size });
+    this.items.set(key, { base, definition, entries, count: entries.length, first: entries[0], total, body: bytes, etag, size });
     this.bytes += size;
   }
 
