@@ -230,7 +230,9 @@ export function entryEndpoints(context: EndpointContext): Record<Extract<Endpoin
       // An entry held in memory is answered within the request's call (no promise).
       if (request.query.length === 0) {
         const found = context.entries.peek(definition.id, key);
-        if (found !== NOT_AT_HAND) return shown(request, definition, key, found);
+        // NOT_AT_HAND is the only symbol peek answers; `found !== NOT_AT_HAND` compared an
+        // object with a symbol, which V8 runs as a generic builtin call on every request.
+        if (typeof found !== 'symbol') return shown(request, definition, key, found);
       }
       return showLater(request, definition, key);
     },
