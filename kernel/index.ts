@@ -13,6 +13,7 @@ export { AppError, BadRequestError, ConfigError, NotFoundError, PluginTimeoutErr
 export { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
 export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions } from './durable-fs.js';
+export { ByteBudgetMap } from './byte-budget-map.js';
 export { KeyedLock } from './keyed-lock.js';
 export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './folder-watcher.js';

@@ -10,10 +10,11 @@ export const entriesPlugin = definePlugin(() => {
   return {
     name: 'entries',
     requires: ['streams', 'fields', 'sources'],
-    register({ provide, use, hooks, logger }) {
+    register({ provide, use, hooks, logger, config }) {
       let fields: FieldsService | undefined;
       service = new EntriesServiceImpl({
         streams: use(STREAM_REGISTRY),
+        jsonCacheBytes: config.streams.caches.json_bytes,
         // Used at first use: the fields plugin's types are all registered by then.
         fields: () => (fields ??= use(FIELDS)),
         sources: use(SOURCES),

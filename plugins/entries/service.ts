@@ -1,4 +1,4 @@
-import { BadRequestError, KeyedLock, ValidationError, pluginOfError, type Hooks, type Logger } from '../../kernel/index.js';
+import { BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type Hooks, type Logger } from '../../kernel/index.js';
 import type { EntryHookPayload } from './hooks.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
@@ -26,6 +26,8 @@ const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
 
 export interface EntriesDependencies {
   streams: StreamRegistry;
+  /** Byte budget of the serialized-entry cache (`streams.caches.json_bytes`; default 64 MiB). */
+  jsonCacheBytes?: number;
   /** Resolved lazily: the fields plugin binds its service in its own register step. */
   fields: () => FieldsService;
   sources: SourceRegistry;
@@ -41,8 +43,12 @@ type WriteMode = 'create' | 'replace' | 'patch';
  */
 export class EntriesServiceImpl implements EntriesService {
   private readonly locks = new KeyedLock();
-  /** Serialized API form per stored entry object (a write stores a new object). */
-  private readonly json = new WeakMap<object, { definition: StreamDefinition; text: string }>();
+  /**
+   * Serialized API form per stored entry object (a write stores a new object, so a kept text
+   * is never stale), within a byte budget: unbounded, reading every entry of 1M once held
+   * about 150 MB more, for as long as the entries lived.
+   */
+  private readonly json: ByteBudgetMap<object, { definition: StreamDefinition; text: string }>;
   /** Last increment key handed out per source (sources are replaced when redefined). */
   private readonly counters = new WeakMap<Source, number>();
   private readonly keyGeneration = new KeyedLock();
@@ -54,6 +60,7 @@ export class EntriesServiceImpl implements EntriesService {
   readonly lookup: EntryLookup;
 
   constructor(private readonly deps: EntriesDependencies) {
+    this.json = new ByteBudgetMap(deps.jsonCacheBytes ?? 64 * 1024 * 1024);
     this.lookup = {
       exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
       // `default: increment` on a non-key integer field: the next number after the largest stored.
@@ -87,7 +94,8 @@ export class EntriesServiceImpl implements EntriesService {
     const cached = this.json.get(entry);
     if (cached && cached.definition === stream) return cached.text;
     const text = JSON.stringify(this.deps.fields().serialize(stream, entry));
-    this.json.set(entry, { definition: stream, text });
+    // Two bytes a character (V8 keeps non-Latin-1 text in two), and the record and map slot around it.
+    this.json.set(entry, { definition: stream, text }, 2 * text.length + 96);
     return text;
   }
 

@@ -1,3 +1,4 @@
+import { ByteBudgetMap } from '../../kernel/index.js';
 import type { Entry } from './contracts.js';
 
 /** What one kept entry reference costs, in bytes (a pointer in the list). */
@@ -14,13 +15,11 @@ export const MAX_SIGNATURE_LENGTH = 4096;
  * without limit (found in review: distinct 1 MB `where` values exhausted the heap).
  */
 export class MatchCache {
-  private readonly lists = new Map<string, { list: Entry[]; cost: number; total: number | undefined }>();
-  private held = 0;
+  private readonly lists: ByteBudgetMap<string, { list: Entry[]; total: number | undefined }>;
 
-  constructor(
-    private readonly budgetBytes = 8 * 1024 * 1024,
-    private readonly maxLists = 1024,
-  ) {}
+  constructor(budgetBytes = 8 * 1024 * 1024, maxLists = 1024) {
+    this.lists = new ByteBudgetMap(budgetBytes, { maxItems: maxLists, touchOnGet: true });
+  }
 
   get(signature: string): Entry[] | undefined {
     const item = this.entry(signature);
@@ -29,49 +28,26 @@ export class MatchCache {
 
   /**
    * The kept list with, for a prefix (the first entries of a longer ordered list, kept by a
-   * top-k), the length of the whole list; `total` undefined: the list is whole.
+   * top-k), the length of the whole list; `total` undefined: the list is whole. Reading it
+   * makes it the most recently used (eviction drops the coldest first).
    */
   entry(signature: string): { list: Entry[]; total: number | undefined } | undefined {
-    const item = this.lists.get(signature);
-    if (item !== undefined) {
-      // Most recently used last, so eviction drops the coldest first.
-      this.lists.delete(signature);
-      this.lists.set(signature, item);
-    }
-    return item;
+    return this.lists.get(signature);
   }
 
   /** Keep `list`; with `total`, it is only the first entries of an ordered list that long. */
   set(signature: string, list: Entry[], total?: number): void {
     if (signature.length > MAX_SIGNATURE_LENGTH) return;
     const cost = Math.max(1, list.length) * REFERENCE_BYTES + signature.length * 2;
-    if (cost > this.budgetBytes) return;
-    const previous = this.lists.get(signature);
-    if (previous) this.held -= previous.cost;
-    this.lists.delete(signature);
-    if (this.held + cost > this.budgetBytes || this.lists.size >= this.maxLists) {
-      // One iterator for the whole eviction (see ReplyCache.remember: a fresh iterator per
-      // eviction walks every deleted slot before it), down to three quarters of each bound.
-      // Small caches evict exactly what is needed (least recently used first).
-      const slack = this.lists.size > 64 ? 0.75 : 1;
-      const coldest = this.lists.entries();
-      while ((this.held + cost > this.budgetBytes * slack || this.lists.size >= Math.max(1, Math.floor(this.maxLists * slack))) && this.lists.size > 0) {
-        const [signature, dropped] = coldest.next().value!;
-        this.lists.delete(signature);
-        this.held -= dropped.cost;
-      }
-    }
-    this.lists.set(signature, { list, cost, total: total === undefined || total <= list.length ? undefined : total });
-    this.held += cost;
+    this.lists.set(signature, { list, total: total === undefined || total <= list.length ? undefined : total }, cost);
   }
 
   /** Bytes held now (for tests and metrics). */
   get bytes(): number {
-    return this.held;
+    return this.lists.bytes;
   }
 
   clear(): void {
     this.lists.clear();
-    this.held = 0;
   }
 }

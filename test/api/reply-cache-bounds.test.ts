@@ -22,7 +22,7 @@ describe('ReplyCache bounds', () => {
     const body = 'x'.repeat(950);
     for (let i = 0; i < 20_000; i++) {
       cache.remember(request(`v=${i}`), 'http://h', definition, [], 0, body, `"${i}"`);
-      expect((cache as unknown as { bytes: number }).bytes).toBeLessThanOrEqual(100_000);
+      expect(cache.bytes).toBeLessThanOrEqual(100_000);
     }
     expect(cache.recall(request('v=19999'), 'http://h', definition, [], 0)?.etag).toBe('"19999"');
     expect(cache.recall(request('v=0'), 'http://h', definition, [], 0)).toBeUndefined();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryCacheStore } from '../../plugins/sources/cache/memory-cache-store.js';
+import { ENTRIES } from '../../plugins/entries/index.js';
 import { startApp } from '../helpers/app.js';
 
 /** Issue #13 item 1: memory is bounded whatever the requests (distinct 1 MB filters once crashed the process). */
@@ -36,5 +37,33 @@ describe('memory stays bounded', () => {
     expect(kept).toBeLessThan(10);
     store.set('q'.repeat(10_000), [], undefined);
     expect(store.get('q'.repeat(10_000))).toBeUndefined();
+  });
+});
+
+describe('the serialized-entry cache', () => {
+  // Issue #16 review: the JSON text of every entry read was kept for as long as the entry lived
+  // (about 150 MB after reading each of 1M entries once). It now has a byte budget.
+  it('keeps at most streams.caches.json_bytes of entry texts, and answers the same text either way', async () => {
+    const app = await startApp({
+      streams: { notes: { fields: { id: 'integer', text: 'string' } } },
+      data: { notes: Array.from({ length: 60 }, (_, i) => ({ id: i + 1, text: `${i}-${'t'.repeat(2000)}` })) },
+      config: { streams: { caches: { json_bytes: 16 * 1024, replies_bytes: 0 } } },
+    });
+    try {
+      const entries = app.kernel.get(ENTRIES) as unknown as { json: { bytes: number; size: number } };
+      for (let round = 0; round < 2; round++) {
+        for (let id = 1; id <= 60; id++) {
+          const res = await app.request('GET', `/api/streams/notes/entries/${id}`);
+          expect(res.status).toBe(200);
+          expect(res.json.data.text).toBe(`${id - 1}-${'t'.repeat(2000)}`);
+          expect(entries.json.bytes).toBeLessThanOrEqual(16 * 1024);
+        }
+      }
+      // About 4 KB a text: a handful fit, never all 60.
+      expect(entries.json.size).toBeGreaterThan(0);
+      expect(entries.json.size).toBeLessThan(10);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { ByteBudgetMap } from '../../../kernel/index.js';
 import type { CacheStore } from '../contracts.js';
 
 /** Most results kept per stream; the oldest goes first. */
@@ -11,18 +12,19 @@ function costOf(key: string, value: unknown): number {
   return key.length * 2 + 64 + refs * 8;
 }
 
-/** The built-in `memory` cache store: a Map with per-item expiry, bounded by count and bytes. */
+/** The built-in `memory` cache store: a map with per-item expiry, bounded by count and bytes (oldest dropped first). */
 export class MemoryCacheStore implements CacheStore {
-  private readonly items = new Map<string, { value: unknown; expires: number; cost: number }>();
-  private bytes = 0;
+  private readonly items: ByteBudgetMap<string, { value: unknown; expires: number }>;
 
-  constructor(private readonly budgetBytes = 8 * 1024 * 1024) {}
+  constructor(budgetBytes = 8 * 1024 * 1024) {
+    this.items = new ByteBudgetMap(budgetBytes, { maxItems: MAX_ITEMS });
+  }
 
   get(key: string): unknown {
     const item = this.items.get(key);
     if (!item) return undefined;
     if (item.expires <= Date.now()) {
-      this.drop(key);
+      this.items.delete(key);
       return undefined;
     }
     return item.value;
@@ -30,24 +32,11 @@ export class MemoryCacheStore implements CacheStore {
 
   set(key: string, value: unknown, ttlSeconds: number | undefined): void {
     if (key.length > MAX_KEY_LENGTH) return;
-    const cost = costOf(key, value);
-    if (cost > this.budgetBytes) return;
-    this.drop(key);
-    while ((this.items.size >= MAX_ITEMS || this.bytes + cost > this.budgetBytes) && this.items.size > 0) this.drop(this.items.keys().next().value!);
     const expires = ttlSeconds === undefined || ttlSeconds <= 0 ? Infinity : Date.now() + ttlSeconds * 1000;
-    this.items.set(key, { value, expires, cost });
-    this.bytes += cost;
+    this.items.set(key, { value, expires }, costOf(key, value));
   }
 
   clear(): void {
     this.items.clear();
-    this.bytes = 0;
-  }
-
-  private drop(key: string): void {
-    const item = this.items.get(key);
-    if (item === undefined) return;
-    this.items.delete(key);
-    this.bytes -= item.cost;
   }
 }
