@@ -1,4 +1,4 @@
-import { KeyedLock, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
+import { ByteBudgetMap, KeyedLock, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
 import { keyNameOf, type StreamDefinition } from '../streams/index.js';
 import type {
   Entry,
@@ -26,6 +26,8 @@ import { NOT_AT_HAND } from './contracts.js';
 
 /** How many distinct sorted orders are kept between writes. */
 const SORT_CACHE_SIZE = 8;
+/** Byte budget of the whole sorted orders kept per stream, unless configured (`streams.caches.orders_bytes`). */
+const DEFAULT_ORDERS_BYTES = 32 * 1024 * 1024;
 /** Longest stretch a load keeps the event loop before yielding (ms). */
 export const LOAD_SLICE_MS = 10;
 /** Streams with at least this many files report their load progress (about once a second). */
@@ -82,7 +84,8 @@ export abstract class MemorySource implements Source {
   private readonly byKey = new KeyMap();
   /** Every entry in key order (maintained incrementally). */
   private keyOrdered: Entry[] = [];
-  private readonly sorted = new Map<string, Entry[]>();
+  /** Whole sorted orders (8 at most, within `streams.caches.orders_bytes`), until the next write. */
+  private sorted = new ByteBudgetMap<string, Entry[]>(DEFAULT_ORDERS_BYTES, { maxItems: SORT_CACHE_SIZE });
   /** Ordered matches of recent filtered queries, dropped on every write. */
   private matches = new MatchCache();
   /** Secondary indexes (issue #16), kept in step with every write and disk change. */
@@ -135,9 +138,13 @@ export abstract class MemorySource implements Source {
     return this;
   }
 
-  /** The byte budget of the filtered-match cache (`streams.caches.match_bytes`). Returns this. */
-  limitMatchCache(bytes: number): this {
-    this.matches = new MatchCache(bytes);
+  /**
+   * The byte budgets of the filtered-match cache (`streams.caches.match_bytes`) and of the
+   * sorted-order cache (`streams.caches.orders_bytes`). Returns this.
+   */
+  limitCaches(budgets: { matchBytes: number; ordersBytes: number }): this {
+    this.matches = new MatchCache(budgets.matchBytes);
+    this.sorted = new ByteBudgetMap(budgets.ordersBytes, { maxItems: SORT_CACHE_SIZE });
     return this;
   }
 
@@ -502,8 +509,8 @@ export abstract class MemorySource implements Source {
       return top.slice(skip, end);
     }
     const list = keys.sortAll(this.keyOrdered);
-    if (this.sorted.size >= SORT_CACHE_SIZE) this.sorted.delete(this.sorted.keys().next().value!);
-    this.sorted.set(signature, list);
+    // A reference per entry (8 bytes) and the signature: at 1M entries an order costs 8 MB.
+    this.sorted.set(signature, list, list.length * 8 + signature.length * 2);
     return list.slice(skip, end);
   }
 

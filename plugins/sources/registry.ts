@@ -215,7 +215,7 @@ export class SourceRegistryImpl implements SourceRegistry {
       definitions: this.definitions,
     });
     if (source instanceof MemorySource) {
-      source.limitMatchCache(this.config.streams.caches.match_bytes);
+      source.limitCaches({ matchBytes: this.config.streams.caches.match_bytes, ordersBytes: this.config.streams.caches.orders_bytes });
       if (this.reviver !== undefined) source.reviveWith(this.reviver);
       if (this.watcher !== undefined) source.watchWith(this.watcher);
     }

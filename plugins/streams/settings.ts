@@ -16,7 +16,7 @@ export interface StreamsSettings {
   poll_interval_ms: number;
   watch: boolean;
   /** Per stream: filtered-match lists, cached query results (`config.cache`); per API: reply bodies. */
-  caches: { match_bytes: number; results_bytes: number; replies_bytes: number; json_bytes: number };
+  caches: { match_bytes: number; results_bytes: number; replies_bytes: number; json_bytes: number; orders_bytes: number };
 }
 
 declare module '../../kernel/config-schema.js' {
@@ -53,6 +53,7 @@ export const streamsSettings = defineSettings({
           results_bytes: { type: 'integer', minimum: 0, default: 8 * 1024 * 1024 },
           replies_bytes: { type: 'integer', minimum: 0, default: 32 * 1024 * 1024 },
           json_bytes: { type: 'integer', minimum: 0, default: 64 * 1024 * 1024 },
+          orders_bytes: { type: 'integer', minimum: 0, default: 32 * 1024 * 1024 },
         },
       },
     },

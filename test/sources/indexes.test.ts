@@ -197,6 +197,26 @@ describe('indexed engine against the scanning engine (differential)', () => {
     expect(both.entries.map((e) => e.id)).toEqual([12, 112, 212, 312, 412, 512, 612, 712, 812, 912]);
   });
 
+  it('keeps whole sorted orders within streams.caches.orders_bytes (8 bytes an entry), answering the same pages', async () => {
+    const data = Array.from({ length: 5000 }, (_, i) => ({ id: i + 1, a: `g${(i * 7) % 13}`, b: `h${(i * 11) % 17}`, c: String((i * 3) % 5) }));
+    // About 40 KB an order: two fit in 100 KB, never the 8 asked for.
+    const source = new CollectionSource(streamDefinition([], data), silentLogger).limitCaches({ matchBytes: 1024 * 1024, ordersBytes: 100_000 });
+    await source.open();
+    const orders: OrderClause[][] = [];
+    for (const first of ['a', 'b', 'c', 'id']) for (const direction of ['asc', 'desc'] as const) orders.push([{ field: first, direction }, { field: 'id', direction: 'asc' }]);
+    const held = (source as unknown as { sorted: { bytes: number; size: number } }).sorted;
+    for (let round = 0; round < 2; round++) {
+      for (const orderBy of orders) {
+        // Deep pages: answered by one full sort, which is what the order cache keeps.
+        const page = await source.paginate({ where: [], orderBy, skip: 4000, limit: 10 });
+        expect(page.entries.map((e) => e.id)).toEqual([...data].sort(compareEntries(orderBy, 'id')).slice(4000, 4010).map((e) => e.id));
+        expect(held.bytes).toBeLessThanOrEqual(100_000);
+      }
+    }
+    expect(held.size).toBeGreaterThan(0);
+    expect(held.size).toBeLessThanOrEqual(2);
+  });
+
   it('intersects two hash lookups when the best one is not tiny', async () => {
     const data = Array.from({ length: 2000 }, (_, i) => ({ id: i + 1, a: `g${i % 4}`, b: `h${i % 3}` }));
     const source = new CollectionSource(streamDefinition(['a', 'b'], data), silentLogger);
