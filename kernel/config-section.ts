@@ -1,4 +1,4 @@
-import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import { configSchema, type ConfigSections, type KernelConfig } from './config-schema.js';
 import { ConfigError } from './errors.js';
 
@@ -21,8 +21,6 @@ export function defineSettings<K extends keyof ConfigSections & string>(section:
 /** Top-level keys of the kernel itself (its schema's, and the two it sets) that no plugin may claim. */
 const KERNEL_KEYS = new Set([...Object.keys(configSchema.properties), 'file', 'data_folder']);
 
-const compiled = new WeakMap<object, ReturnType<ReturnType<typeof createAjv>['compile']>>();
-
 /**
  * Validate (defaults filled, in place) and complete the sections of the loaded plugins, then
  * refuse every top-level key that neither the kernel nor a loaded plugin owns, naming the file
@@ -37,8 +35,7 @@ export function applyConfigSections(config: KernelConfig, owners: Array<{ plugin
     if (KERNEL_KEYS.has(section.key)) throw new ConfigError(`plugin "${plugin}" claims "${section.key}", a key of the kernel itself`, where, '/plugins');
     if (previous !== undefined) throw new ConfigError(`plugins "${previous}" and "${plugin}" both claim the settings section "${section.key}"`, where, '/plugins');
     claimed.set(section.key, plugin);
-    let validate = compiled.get(section.schema);
-    if (validate === undefined) compiled.set(section.schema, (validate = createAjv({ useDefaults: true }).compile(section.schema)));
+    const validate = configValidator(section.schema);
     // An absent section starts from the schema's own default (an empty object unless it says).
     const holder = { value: record[section.key] };
     if (holder.value === undefined) holder.value = structuredClone((section.schema as { default?: unknown }).default ?? {});

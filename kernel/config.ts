@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import { configSchema, type KernelConfig } from './config-schema.js';
 import { ConfigError } from './errors.js';
 import { stripBom } from './text-files.js';
@@ -16,7 +16,7 @@ export interface ConfigOverrides {
   data?: string;
 }
 
-const validate = createAjv({ useDefaults: true }).compile(configSchema);
+const validate = configValidator(configSchema as unknown as Record<string, unknown>);
 
 /** Read, validate and complete a config file; relative paths resolve against its folder. */
 export function loadConfigFile(file: string, overrides: ConfigOverrides = {}): KernelConfig {

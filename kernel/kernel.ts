@@ -1,5 +1,5 @@
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
-import { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';
 import { applyConfigSections } from './config-section.js';
 import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
@@ -193,7 +193,7 @@ export class Kernel {
     const schema = loaded.plugin.optionsSchema;
     if (!schema) return loaded.options;
     const options = structuredClone(loaded.options);
-    const validate = createAjv({ useDefaults: true }).compile(schema);
+    const validate = configValidator(schema);
     if (!validate(options)) {
       const { path, message } = describeAjvError(primaryAjvError(validate.errors ?? []));
       throw new ConfigError(`options of plugin "${loaded.plugin.name}" ${path} ${message}`, this.config.file ?? 'config', '/plugins');
