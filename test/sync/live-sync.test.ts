@@ -1,4 +1,4 @@
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type Plugin } from '../../kernel/index.js';
@@ -119,6 +119,28 @@ const selfSource: SourceCase = {
 };
 
 const E = '/api/streams/things/entries';
+
+describe('live sync of a filebase folder removed and created again', () => {
+  // The folder itself goes away (a checkout, a restore): every entry is compared with what the
+  // listing holds (`FilebaseSource.rescan`), without touching a temp file that may be a write in flight.
+  it('serves nothing while the folder is gone, then what the new folder holds; a temp file there is left alone', async () => {
+    app = await filebase('json').boot([]);
+    const folder = path.join(app.root, 'streams/data/things');
+    expect((await app.request('GET', E)).json.data.map((e: { id: number }) => e.id)).toEqual([1, 2]);
+    rmSync(folder, { recursive: true, force: true });
+    await eventually(async () => expect((await app!.request('GET', E)).json.data).toEqual([]));
+    const moved = `${folder}.next`;
+    rmSync(moved, { recursive: true, force: true });
+    mkdirSync(moved);
+    writeFileSync(path.join(moved, '2.json'), `${JSON.stringify({ id: 2, name: 'deux', size: 2 })}\n`);
+    writeFileSync(path.join(moved, '5.json'), `${JSON.stringify({ id: 5, name: 'five', size: 5 })}\n`);
+    const temp = path.join(moved, '.5.json.0a1b2c3d.tmp');
+    writeFileSync(temp, 'a write in flight');
+    renameSync(moved, folder);
+    await eventually(async () => expect((await app!.request('GET', E)).json.data.map((e: { id: number; name: string }) => `${e.id} ${e.name}`)).toEqual(['2 deux', '5 five']), 8000);
+    expect(existsSync(path.join(folder, '.5.json.0a1b2c3d.tmp'))).toBe(true);
+  });
+});
 
 describe.each<SourceCase>([filebase('json'), filebase('yaml'), filebase('md'), fileSource('json'), fileSource('csv'), selfSource])('live sync of entries: $name', (source) => {
   it('serves an edit, an addition and a removal made on disk, each announced once with origin disk', async () => {

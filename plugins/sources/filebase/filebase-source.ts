@@ -1,5 +1,5 @@
 import { opendirSync, type Dir } from 'node:fs';
-import { readdir, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, isTempFile, readTextFile, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
@@ -8,6 +8,7 @@ import { DirectoryWriter } from '../directory-writer.js';
 import { LOAD_SLICE_MS, MemorySource } from '../memory-source.js';
 import { keyId } from '../criteria/values.js';
 import { mapLimit } from '../map-limit.js';
+import { SourceClosedError } from '../source-errors.js';
 import { assertFileKey, resolveInRoot } from '../paths.js';
 import { CODECS, type EntryCodec } from './formats.js';
 import { EntryFileList } from './entry-file-list.js';
@@ -57,9 +58,10 @@ export class FilebaseSource extends MemorySource {
    * this thread between slices; temp files of interrupted writes are removed (the entry's
    * previous file is intact). Not `readdir`: its scandir sorts every name in the thread pool
    * (0.5 s at 1M files) and what it allocates there (about 50 MB at 1M files) stays in that
-   * thread's malloc arena, resident for the life of the process.
+   * thread's malloc arena, resident for the life of the process. `removeTemps` only at load:
+   * later, a temp file may be a write in flight.
    */
-  private async listEntryFiles(): Promise<EntryFileList> {
+  private async listEntryFiles(removeTemps = true): Promise<EntryFileList> {
     const names = new EntryFileList(this.codec.extensions[0]!);
     let dir: Dir;
     try {
@@ -74,7 +76,9 @@ export class FilebaseSource extends MemorySource {
       for (let n = 1; ; n++) {
         const found = dir.readSync();
         if (found === null) break;
-        if (isTempFile(found.name)) temps.push(found.name);
+        if (isTempFile(found.name)) {
+          if (removeTemps) temps.push(found.name);
+        }
         else if (this.isEntryFile(found.name)) names.add(found.name);
         if ((n & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
           await this.nextSlice();
@@ -297,12 +301,16 @@ export class FilebaseSource extends MemorySource {
 
   /** The folder appeared, was re-created or removed: compare every file with what is served. */
   private async rescan(): Promise<void> {
-    let names: string[] = [];
+    // Listed like a load (not `readdir`: see listEntryFiles), without touching temp files.
+    let listed: EntryFileList;
     try {
-      names = (await readdir(this.folder)).filter((name) => this.isEntryFile(name));
+      listed = await this.listEntryFiles(false);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if (error instanceof SourceClosedError) return;
+      throw error;
     }
+    const names: string[] = [];
+    for (let i = 0; i < listed.length; i++) names.push(listed.nameAt(i));
     const present = new Set(names);
     const gone = this.all()
       .map((entry) => this.fileOf(keyId(entry[this.keyName])))
