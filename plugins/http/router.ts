@@ -175,9 +175,21 @@ function segmentsMatch(segments: ReadonlyArray<string | null>, path: string): bo
   return true;
 }
 
+/**
+ * Route parameters: nothing to reach through a prototype chain (no `__proto__` accessor, no
+ * `constructor`, like `Object.create(null)`), but made by a constructor, so V8 gives them a
+ * fixed shape: `Object.create(null)` made a dictionary per request (about 20 ns and twice
+ * the bytes; GET one, issue #16).
+ */
+class Params {
+  [name: string]: string;
+}
+Object.setPrototypeOf(Params.prototype, null);
+delete (Params.prototype as { constructor?: unknown }).constructor;
+
 /** The decoded `:param` values of a path `segmentsMatch` just accepted for this pattern. */
 function paramsOf(entry: { segments: ReadonlyArray<string | null>; names: string[] }, path: string, decode: (raw: string) => string): Record<string, string> {
-  const params = Object.create(null) as Record<string, string>;
+  const params: Record<string, string> = new Params();
   const last = entry.segments.length - 1;
   let name = 0;
   for (let i = 0; i <= last; i++) {

@@ -70,3 +70,16 @@ describe('Router', () => {
     expect(router.match('GET', '/a/1/c/2/e/3/g')).toMatchObject({ value: 'deep', params: { b: '1', d: '2', f: '3' } });
   });
 });
+
+describe('route parameters', () => {
+  it('have nothing to reach through a prototype: no __proto__ accessor, no constructor, no Object methods', () => {
+    const router = new Router<string>();
+    router.add('GET', '/things/:id/:name', 'thing');
+    const params = router.match('GET', '/things/__proto__/constructor')!.params;
+    expect(params).toEqual({ id: '__proto__', name: 'constructor' });
+    expect(Object.keys(params)).toEqual(['id', 'name']);
+    const other = router.match('GET', '/things/1/x')!.params as Record<string, unknown>;
+    for (const key of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) expect(other[key]).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
