@@ -64,7 +64,9 @@ class RouteInfo implements ApiRouteInfo {
 function run(chain: Middleware[], index: number, request: ApiRequest, last: () => Promise<HttpReply>): Promise<HttpReply> {
   if (index === chain.length) return last();
   try {
-    return Promise.resolve(chain[index]!(request, () => run(chain, index + 1, request, last)));
+    // The last middleware's next() is `last` itself: one function fewer per request.
+    const next = index + 1 === chain.length ? last : () => run(chain, index + 1, request, last);
+    return Promise.resolve(chain[index]!(request, next));
   } catch (error) {
     return Promise.reject(error);
   }
