@@ -80,10 +80,11 @@ export interface StreamDefinition {
   file?: string;
 }
 
-/** Convenience lookups computed once per definition. */
 /** Field types whose values are numbers (keys read from names, filters, store types follow this one list). */
 export const NUMERIC_FIELD_TYPES: ReadonlySet<string> = new Set(['integer', 'number', 'decimal', 'float', 'double']);
 
 export function fieldOf(definition: StreamDefinition, handle: string): FieldDefinition | undefined {
-  return definition.fields.find((f) => f.handle === handle);
+  // A loop, not `find`: read on every request (the key's type), and a callback is one more function per call.
+  for (const field of definition.fields) if (field.handle === handle) return field;
+  return undefined;
 }
