@@ -34,10 +34,6 @@ export class ByteBudgetMap<K, V> {
     return value;
   }
 
-  has(key: K): boolean {
-    return this.values.has(key);
-  }
-
   /** Keep `value` at `cost` bytes; false (and nothing kept) when it alone exceeds the budget. */
   set(key: K, value: V, cost: number): boolean {
     this.delete(key);

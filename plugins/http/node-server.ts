@@ -11,7 +11,6 @@ import { TransportRequest } from './request.js';
 import { errorBody, HttpServerCore, JSON_TYPE, KNOWN_METHODS, TransportSink } from './server-core.js';
 import { statusLine, statusText } from './status-text.js';
 
-const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
 
 /**
  * Limits of the request head. They match what uWebSockets.js enforces (its defaults: a
@@ -159,7 +158,7 @@ export class NodeHttpServer extends HttpServerCore {
     }
     const length = headers['content-length'];
     const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
-    const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, NO_PARAMS, headers['x-request-id']);
+    const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, headers['x-request-id']);
     request.socket = req.socket;
     return request;
   }

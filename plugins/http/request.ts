@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { HttpRequest } from './contracts.js';
 import { parseBody } from './body-parser.js';
+import { NO_PARAMS } from './router.js';
 
 const EMPTY = Buffer.alloc(0);
 // Request ids: a per-process prefix and a counter (unique, cheap, no syscall per request).
@@ -44,11 +45,10 @@ export abstract class TransportRequest implements HttpRequest {
     readonly hasBody: boolean,
     readonly startedAt: number,
     private readonly trustProxy: boolean,
-    emptyParams: Record<string, string>,
     /** The `X-Request-Id` header as received (kept only from a trusted proxy). */
     forwarded: string | undefined,
   ) {
-    this.params = emptyParams;
+    this.params = NO_PARAMS;
     this.allHeaders = headers;
     // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
     if (!trustProxy) forwarded = undefined;

@@ -36,7 +36,8 @@ interface PrefixEntry<T> {
   allow: string[];
 }
 
-const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
+/** The parameters of a path without any (frozen: shared by every such request). */
+export const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
 
 function computeAllow(byMethod: Map<string, unknown>, any: unknown): string[] {
   if (any !== undefined) return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];

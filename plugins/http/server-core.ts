@@ -99,7 +99,7 @@ export abstract class HttpServerCore implements HttpServer {
 
   async inject(input: InjectedRequest): Promise<HttpReply> {
     const headers = Object.assign(Object.create(null) as Record<string, string>, input.headers ?? {});
-    const request = new InjectedTransportRequest(input.method, input.path, input.query ?? '', headers, false, performance.now(), false, Object.create(null) as Record<string, string>, undefined);
+    const request = new InjectedTransportRequest(input.method, input.path, input.query ?? '', headers, false, performance.now(), false, undefined);
     request.peer = input.ip ?? '';
     if (input.locals !== undefined) Object.assign(request.locals, input.locals);
     try {

@@ -9,7 +9,6 @@ import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-
 import { statusLine } from './status-text.js';
 import type { NativeUws } from './uws-loader.js';
 
-const NO_PARAMS = Object.freeze(Object.create(null) as Record<string, string>);
 const decoder = new TextDecoder();
 /**
  * Text as uWS reads it fastest: bytes in an ArrayBuffer of their own. A string is encoded
@@ -60,7 +59,7 @@ class UwsTransportRequest extends TransportRequest {
   private read: string[] | null = null;
 
   constructor(method: string, path: string, query: string, hasBody: boolean, trustProxy: boolean, req: UwsRequest) {
-    super(method, path, query, null, hasBody, performance.now(), trustProxy, NO_PARAMS, trustProxy ? req.getHeader('x-request-id') : undefined);
+    super(method, path, query, null, hasBody, performance.now(), trustProxy, trustProxy ? req.getHeader('x-request-id') : undefined);
     this.req = req;
   }
 

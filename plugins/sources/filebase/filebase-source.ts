@@ -78,8 +78,7 @@ export class FilebaseSource extends MemorySource {
         if (found === null) break;
         if (isTempFile(found.name)) {
           if (removeTemps) temps.push(found.name);
-        }
-        else if (this.isEntryFile(found.name)) names.add(found.name);
+        } else if (this.isEntryFile(found.name)) names.add(found.name);
         if ((n & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
           await this.nextSlice();
           slice = performance.now();
@@ -309,13 +308,12 @@ export class FilebaseSource extends MemorySource {
       if (error instanceof SourceClosedError) return;
       throw error;
     }
-    const names: string[] = [];
-    for (let i = 0; i < listed.length; i++) names.push(listed.nameAt(i));
-    const present = new Set(names);
+    const present = new Set<string>();
+    for (let i = 0; i < listed.length; i++) present.add(listed.nameAt(i));
     const gone = this.all()
       .map((entry) => this.fileOf(keyId(entry[this.keyName])))
       .filter((name) => !present.has(name));
-    await mapLimit([...names, ...gone], READ_CONCURRENCY, (name) => this.fileChanged(name));
+    await mapLimit([...present, ...gone], READ_CONCURRENCY, (name) => this.fileChanged(name));
   }
 
   /** A key stored in several files cannot be written safely (see loadAll). */
