@@ -61,4 +61,22 @@ export class Hooks {
       }
     }
   }
+
+  /**
+   * Tell every listener of an after-the-fact hook (`entry.created`, `definition.changed`...):
+   * each runs in its own try/catch, so one that throws is reported to `onError` (tagged with
+   * its plugin's name) and never keeps the change from the listeners after it. Nothing can
+   * be vetoed here: what the hook announces has happened already.
+   */
+  async notify<K extends HookName>(name: K, payload: HookMap[K], onError: (error: unknown, plugin: string | undefined) => void): Promise<void> {
+    const list = this.listeners.get(name);
+    if (!list || list.length === 0) return;
+    for (const { listener, owner } of [...list]) {
+      try {
+        await (listener as HookListener<K>)(payload);
+      } catch (error) {
+        onError(owner === undefined ? error : tagErrorWithPlugin(error, owner), owner);
+      }
+    }
+  }
 }

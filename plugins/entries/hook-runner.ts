@@ -15,7 +15,11 @@ export async function runVetoHook(hooks: Hooks, name: VetoHook, payload: EntryHo
   await hooks.emit(name, payload);
 }
 
-/** Run a `*ed` hook: the write is durable already, so a failing listener is logged, not reported. */
+/**
+ * Run a `*ed` hook: the write is durable already, so a failing listener is logged, not
+ * reported, and each listener runs on its own: one that throws never keeps the change
+ * from the others (the realtime feed, the webhook outbox, an addon's index).
+ */
 export async function runAfterHook(
   hooks: Hooks,
   name: Exclude<Extract<HookName, `entry.${string}`>, VetoHook>,
@@ -23,9 +27,5 @@ export async function runAfterHook(
   onError: (error: unknown) => void,
 ): Promise<void> {
   if (!hooks.has(name)) return;
-  try {
-    await hooks.emit(name, payload);
-  } catch (error) {
-    onError(error);
-  }
+  await hooks.notify(name, payload, onError);
 }

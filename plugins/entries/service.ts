@@ -488,7 +488,7 @@ export class EntriesServiceImpl implements EntriesService {
   }
 
   private hookFailed(name: string, error: unknown): void {
-    this.deps.logger.error({ err: error, plugin: pluginOfError(error), hook: name }, 'an entry hook listener failed after the write');
+    this.deps.logger.error({ err: error, listener_plugin: pluginOfError(error), hook: name }, 'an entry hook listener failed after the write');
   }
 }
 

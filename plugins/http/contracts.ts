@@ -73,12 +73,17 @@ export interface HttpReply {
 
 /** An open streamed response (see HttpReply.stream). */
 export interface StreamSink {
-  /** Write a chunk; false when the client is not keeping up (the chunk is buffered anyway). */
-  write(chunk: string): boolean;
+  /**
+   * Write a chunk; false when the client is not keeping up (the chunk is buffered anyway).
+   * Bytes written to many sinks (one event to every subscriber) are encoded once.
+   */
+  write(chunk: string | Uint8Array): boolean;
   /** Bytes written but not yet taken by the client. */
   readonly buffered: number;
   /** End the response. */
   end(): void;
+  /** Close the connection at once, dropping what waits (a client that does not read would never take it). */
+  drop(): void;
   /** Called once when the response ends, by `end` or because the client went away. */
   onClose(listener: () => void): void;
   readonly closed: boolean;

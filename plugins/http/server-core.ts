@@ -264,9 +264,9 @@ export abstract class HttpServerCore implements HttpServer {
       const durationMs = performance.now() - request.startedAt;
       if (this.debug) this.logger.debug({ requestId: request.id, method: request.method, path: request.path, status, durationMs, aborted: request.aborted }, 'request');
       if (this.hooks.has('request.handled')) {
-        this.hooks
-          .emit('request.handled', { method: request.method, path: request.path, status, durationMs })
-          .catch((error: unknown) => this.logger.warn({ err: error }, 'request.handled listener failed'));
+        void this.hooks.notify('request.handled', { method: request.method, path: request.path, status, durationMs }, (error, plugin) =>
+          this.logger.warn({ err: error, plugin }, 'request.handled listener failed'),
+        );
       }
     }
     if (this.active === 0 && this.idleWaiters.length > 0) {
@@ -298,7 +298,7 @@ export class TransportSink implements StreamSink {
   private listeners: Array<() => void> = [];
 
   constructor(
-    private readonly io: { write(chunk: string): boolean; buffered(): number; end(): void; drop(): void },
+    private readonly io: { write(chunk: string | Uint8Array): boolean; buffered(): number; end(): void; drop(): void },
     private readonly limit: number,
   ) {}
 
@@ -306,17 +306,22 @@ export class TransportSink implements StreamSink {
     return this.closed ? 0 : this.io.buffered();
   }
 
-  write(chunk: string): boolean {
+  write(chunk: string | Uint8Array): boolean {
     if (this.closed) return false;
     // Checked before writing: one change larger than the limit still reaches a client that
     // reads; what waits beyond the limit from earlier writes means the client does not.
     if (this.io.buffered() > this.limit) {
-      this.closed = true;
-      this.io.drop();
-      this.markClosed();
+      this.drop();
       return false;
     }
     return this.io.write(chunk);
+  }
+
+  drop(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.io.drop();
+    this.markClosed();
   }
 
   end(): void {

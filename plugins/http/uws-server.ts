@@ -336,7 +336,7 @@ export class UwsHttpServer extends HttpServerCore {
         write: (chunk) => {
           let ok = false;
           res.cork(() => (ok = res.write(chunk)));
-          if (!ok) waiting += Buffer.byteLength(chunk);
+          if (!ok) waiting += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
           return ok;
         },
         buffered: () => waiting,

@@ -3,8 +3,11 @@ import { envelope } from '../api/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { HttpReply, StreamSink } from '../http/index.js';
 import type { StreamRegistry } from '../streams/index.js';
+import { isAppError, type Logger } from '../../kernel/index.js';
+import { Admission, type RealtimeLimits } from './admission.js';
 import type { Change, ChangeFeed } from './feed.js';
-import { changeJson, subscriptionOf, type Subscription } from './subscription.js';
+import { follow, page } from './replay.js';
+import { changeJson, sseEvent, subscriptionOf, type Subscription } from './subscription.js';
 
 /** Set in `request.locals` by a WebSocket subscription's access check: the endpoint only checks and describes. */
 export const PROBE = 'realtime.probe';
@@ -22,6 +25,11 @@ export interface ChangesDeps {
   heartbeatMs: number;
   /** Open streams, ended at shutdown. */
   open: Set<StreamSink>;
+  admission: Admission;
+  limits: RealtimeLimits;
+  /** Throws the 403 for a browser origin that may not follow changes here. */
+  checkOrigin(request: ApiRequest): void;
+  logger: Logger;
 }
 
 const CHANGE_SCHEMA = {
@@ -37,10 +45,12 @@ const CHANGES_OPERATION = {
     { name: 'since', in: 'query', required: false, schema: { type: 'string' }, description: 'A cursor: only changes after it' },
     { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'As EventSource sends it on reconnect (wins over since)' },
     { name: 'per_page', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
+    { name: 'Origin', in: 'header', required: false, schema: { type: 'string' }, description: 'A browser origin other than the server\'s own and those in api.cors.origins gets 403 for an event stream' },
   ],
   responses: {
     '200': {
-      description: 'An event stream, or a page of changes (410 when the cursor is older than the kept history)',
+      description:
+        'An event stream, or a page of changes (410 when the cursor is older than the kept history; 429/503 with Retry-After when the client or the server holds as many event streams as allowed; 403 for a browser origin that may not follow changes)',
       content: {
         'text/event-stream': { schema: { type: 'string' } },
         'application/json': {
@@ -59,11 +69,6 @@ const CHANGES_OPERATION = {
     },
   },
 };
-
-/** One Server-Sent Event. The data is one line of JSON (JSON.stringify never writes a newline). */
-export function sseEvent(change: Change): string {
-  return `id: ${change.cursor}\nevent: ${change.event}\ndata: ${changeJson(change)}\n\n`;
-}
 
 /**
  * `GET <prefix>/streams/{stream}/changes`: with `Accept: text/event-stream` a live stream of
@@ -86,15 +91,22 @@ export function changesEndpoint(deps: ChangesDeps): ExtraEndpoint {
         probe.subscription = subscription;
         return { status: 204 };
       }
-      if ((request.header('accept') ?? '').includes('text/event-stream')) return eventStream(deps, subscription);
+      if ((request.header('accept') ?? '').includes('text/event-stream')) {
+        deps.checkOrigin(request);
+        return eventStream(deps, request, subscription);
+      }
       return changesPage(deps, request, subscription);
     },
   };
 }
 
-function eventStream(deps: ChangesDeps, subscription: Subscription): HttpReply {
-  // A bad or expired cursor is a 400/410 answer now, not a broken stream.
-  deps.feed.resume(subscription.stream, subscription.since);
+function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): HttpReply {
+  const { feed, limits, logger } = deps;
+  // A bad or expired cursor is a 400/410 answer now, not a broken stream; so is a client over its share.
+  const after = subscription.since === undefined ? feed.head : feed.position(subscription.stream, subscription.since);
+  const client = Admission.clientOf(request.locals, request.ip);
+  deps.admission.take('sse', client, subscription.filter.key.length)();
+  const requestId = request.id;
   return {
     status: 200,
     type: 'text/event-stream; charset=utf-8',
@@ -103,52 +115,66 @@ function eventStream(deps: ChangesDeps, subscription: Subscription): HttpReply {
       // Proxies (nginx) must not buffer the stream.
       ['X-Accel-Buffering', 'no'],
     ],
-    // Subscribed only once the stream is open: a reply that is never streamed (HEAD, a client
-    // gone before the answer) leaves no listener behind. Replay and subscription happen in
-    // this one turn of the event loop, so no change falls between them.
+    // The slot is held, and the stream subscribed, only once it is open: a reply that is never
+    // streamed (HEAD, a client gone before the answer) leaves nothing behind.
     stream: (open) => {
-      let resumed: ReturnType<ChangeFeed['resume']>;
+      let release: () => void;
       try {
-        resumed = deps.feed.resume(subscription.stream, subscription.since, (change) => {
-          if (subscription.accepts(change)) open.write(sseEvent(change));
-        });
+        release = deps.admission.take('sse', client, subscription.filter.key.length);
       } catch {
-        // The cursor expired in the meantime: the client reconnects with it and gets the 410.
+        // Taken by others in the meantime: the client reconnects (EventSource does) and gets the 429/503.
         open.end();
         return;
       }
+      let stop: (() => void) | undefined;
       deps.open.add(open);
-      const heartbeat = setInterval(() => open.write(': heartbeat\n\n'), deps.heartbeatMs);
+      // A client that does not read is dropped once its budget waits for it (checked before each
+      // write, so one change larger than the budget still reaches a client that reads).
+      const send = (chunk: string | Uint8Array): void => {
+        if (open.closed) return;
+        if (open.buffered > limits.send_buffer_bytes) open.drop();
+        else open.write(chunk);
+      };
+      const heartbeat = setInterval(() => send(': heartbeat\n\n'), deps.heartbeatMs);
       heartbeat.unref();
       open.onClose(() => {
         clearInterval(heartbeat);
-        resumed.unsubscribe();
+        stop?.();
+        release();
         deps.open.delete(open);
       });
-      let text = 'retry: 2000\n: connected\n\n';
-      for (const change of resumed.replay) if (subscription.accepts(change)) text += sseEvent(change);
-      open.write(text);
+      send('retry: 2000\n: connected\n\n');
+      const target = { write: (change: Change) => send(sseEvent(change)), closed: () => open.closed, buffered: () => open.buffered };
+      follow(feed, subscription.stream, after, subscription.filter, target, { bytes: limits.replay_bytes, pauseAbove: limits.send_buffer_bytes / 2 }).then(
+        (result) => {
+          if (result.live) {
+            if (open.closed) result.stop();
+            else stop = result.stop;
+            return;
+          }
+          // The replay budget is spent: an id-only event moves the client's Last-Event-ID to the
+          // last change looked at, and it reconnects from there (after `retry`).
+          if (result.cursor !== undefined) send(`id: ${result.cursor}\n\n`);
+          open.end();
+        },
+        (error: unknown) => {
+          // A 410 (the history moved past a slow replay) or a read failure: this stream ends,
+          // never the process; the client reconnects and gets the answer as a status.
+          if (!isAppError(error)) logger.error({ err: error, requestId, stream: subscription.stream }, 'an event stream failed');
+          open.end();
+        },
+      );
     },
   };
 }
 
-/** The changes after `?since=` (from the oldest kept one without it), a page at a time. */
-function changesPage(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): HttpReply {
+/** The changes after `?since=` (from the oldest kept one without it), a page at a time, read as they are needed. */
+async function changesPage(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): Promise<HttpReply> {
   const params = new URLSearchParams(request.query);
   const perPage = Math.min(deps.pageDefaults.max_per_page, Math.max(1, Number(params.get('per_page')) || deps.pageDefaults.per_page));
-  const all = subscription.since === undefined ? deps.feed.kept(subscription.stream) : deps.feed.resume(subscription.stream, subscription.since).replay;
-  const page: Change[] = [];
-  let last: Change | undefined;
-  let more = false;
-  for (const change of all) {
-    if (page.length === perPage) {
-      more = true;
-      break;
-    }
-    last = change;
-    if (subscription.accepts(change)) page.push(change);
-  }
-  const cursor = last?.cursor ?? subscription.since ?? deps.feed.latest ?? null;
+  const after = deps.feed.position(subscription.stream, subscription.since);
+  const { changes, last, more } = await page(deps.feed, subscription.stream, after, subscription.filter, perPage, deps.limits.replay_bytes);
+  const cursor = last ?? subscription.since ?? deps.feed.latest ?? null;
   const base = `${deps.api.baseUrl(request)}${request.path}`;
   const next = (c: string): string => {
     const q = new URLSearchParams(request.query);
@@ -157,7 +183,7 @@ function changesPage(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
   };
   const links: Record<string, string> = { self: `${base}${request.query ? `?${request.query}` : ''}` };
   if (cursor !== null) links.next = next(cursor);
-  const data = `[${page.map((c) => `{"cursor":${JSON.stringify(c.cursor)},"event":"${c.event}",${changeJson(c).slice(1)}`).join(',')}]`;
+  const data = `[${changes.map((c) => `{"cursor":${JSON.stringify(c.cursor)},"event":"${c.event}",${changeJson(c).slice(1)}`).join(',')}]`;
   const meta = JSON.stringify({ stream: subscription.stream, cursor, latest: deps.feed.latest ?? null, has_more: more });
   return { status: 200, headers: [['Cache-Control', 'no-cache']], body: envelope(JSON.stringify(links), meta, data) };
 }

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { AppError, type Logger } from '../../kernel/index.js';
-import { JsonlLog } from './jsonl-log.js';
+import { importLegacyHistory } from './legacy-files.js';
+import { SegmentLog, type RecordRef, type Segment } from './segment-log.js';
 
 export type ChangeEvent = 'created' | 'updated' | 'deleted';
 
-/** One change of one entry, as the feed keeps it. */
+/** One change of one entry, as the feed hands it out. */
 export interface Change {
   /** Orders the change among every change of every stream: `<run>-<seq>`. */
   cursor: string;
@@ -13,191 +15,339 @@ export interface Change {
   event: ChangeEvent;
   /** The entry key. */
   id: unknown;
-  /** The entry as GET shows it (JSON text; protected fields hidden), or `null` when deleted. */
+  /** The entry as GET shows it (JSON text; protected fields hidden), or `null` when deleted or omitted. */
   data: string;
-  /** The stored attributes filters are checked against (the last version for a delete). */
-  match: Record<string, unknown>;
+  /**
+   * The stored attributes filters are checked against (the last version for a delete);
+   * null when they were too large to keep (an omitted change: every filter lets it through).
+   */
+  match: Record<string, unknown> | null;
   /** Milliseconds since the epoch. */
   at: number;
+  /** True when the entry was larger than `history.max_change_bytes`: clients re-read it. */
+  omitted?: boolean;
+  /** Its wire forms, made once per change however many subscribers get it (subscription.ts). */
+  wire?: { json?: string; ws?: string; sse?: Buffer };
 }
 
 export interface FeedLimits {
-  /** Changes kept per stream. */
+  /** Changes kept per stream (a logical limit over the byte and age bounds). */
   count: number;
   /** Changes older than this are dropped (seconds). */
   maxAgeSeconds: number;
+  /** Bytes of history on disk (every segment). */
+  maxBytes: number;
+  /** Bytes of memory for the history's index (an estimate per kept change). */
+  memoryBytes: number;
+  /** An entry larger than this (as JSON) is kept and sent as a reference (stream, id, cursor). */
+  maxChangeBytes: number;
 }
 
 export type ChangeListener = (change: Change) => void;
 
-/** A line of the history file (written by compaction) naming a run (a boot of this server) that made changes. */
-interface RunMark {
-  run: string;
+/** A subscription's filter: changes are checked once per distinct `key`, however many share it. */
+export interface ChangeFilter {
+  key: string;
+  accepts(change: Change): boolean;
 }
 
-/**
- * A line of the history file saying that changes of a stream up to a seq are gone (trimmed,
- * or the stream deleted): written by compaction, which removes the changes themselves, and
- * when a stream is deleted. Without it a restarted feed would take the oldest change left
- * for the first one and replay from a cursor before it with a silent gap.
- */
-interface FloorMark {
-  floors: Array<[string, number]>;
+/** What memory holds of a kept change: where its line is, never its body. */
+export interface Kept {
+  readonly seq: number;
+  readonly at: number;
+  readonly ref: RecordRef;
 }
 
-type HistoryLine = Change | RunMark | FloorMark;
+/** The streams a segment holds changes of (their largest seq there) and its newest change's time. */
+interface SegmentInfo {
+  streams: Map<string, number>;
+  lastAt: number;
+}
 
+/** Memory one kept change costs in the index (its Kept object and array slot), for the budget. */
+export const KEPT_COST = 120;
 /** Runs remembered (a boot each): cursors of older ones answer 410. */
-const MAX_RUNS = 1000;
+const MAX_RUNS = 256;
+/** Cursors are `<run>-<seq>`. */
+const CURSOR = /^([0-9a-z]{1,32})-(\d{1,15})$/;
 
-/** The position a client resumes from: every change after it is replayed. */
-export interface Resume {
-  changes: Change[];
+/** One stream's kept changes, oldest first; dropped from the front without moving the rest each time. */
+class StreamHistory {
+  items: Kept[] = [];
+  head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  first(): Kept | undefined {
+    return this.items[this.head];
+  }
+
+  /** Forget the `n` oldest. */
+  shift(n: number): void {
+    this.head += n;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** The index of the first change with seq > `after` (binary search). */
+  after(after: number): number {
+    let lo = this.head;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.items[mid]!.seq <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 }
 
 /**
- * The change feed (issue #19): every change of every stream gets a cursor that orders it,
- * and each stream keeps a bounded history (count and age) so a client can resume. The
- * history is kept in a file of JSON lines, so a client resumes across a restart of the
- * server too.
+ * The change feed (issues #19, #26): every change of every stream gets a cursor that orders
+ * it, and is kept in a log of segment files on disk, bounded by bytes, age and (per stream)
+ * count, so a client resumes, across a restart of the server too. Memory holds only where
+ * each kept change lies (`Kept`), within its own byte budget; bodies are read back from
+ * disk for a replay, a page at a time.
  *
  * Cursors are `<run>-<seq>`: `seq` grows across restarts, `run` names the boot that handed
  * it out. A cursor of an earlier run is honoured only up to the last change that run wrote
- * to the history file: a change acknowledged just before a crash and lost from the file
- * (it is written without fsync) would otherwise look "already seen" when its number is
- * handed out again, so such a cursor answers 410 and the client reads the list again.
- * A cursor of a run this feed never had (another server's) answers 410 too.
+ * to the history: a change acknowledged just before a crash and lost from the file (it is
+ * written without fsync) would otherwise look "already seen" when its number is handed out
+ * again, so such a cursor answers 410 and the client reads the list again. A cursor of a
+ * run this feed never had (another server's) answers 410 too.
  */
 export class ChangeFeed {
   private readonly run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   private seq = 0;
-  /** The last seq read from the history file at boot: cursors of earlier runs are valid up to it. */
+  /** The last seq read at boot: cursors of earlier runs are valid up to it. */
   private persistedSeq = 0;
-  /**
-   * The runs of this feed (this data folder) found in the history file, newest last: a cursor
-   * of any other run was handed out by another server (another node behind the same load
-   * balancer), whose numbers mean nothing here, so it answers 410 instead of replaying the
-   * wrong changes.
-   */
+  /** The runs of this feed (this data folder), newest last; a cursor of any other run answers 410. */
   private readonly runs = new Set<string>();
   private lastCursor: string | undefined;
-  private readonly history = new Map<string, Change[]>();
+  private readonly history = new Map<string, StreamHistory>();
+  private keptCount = 0;
   /** Per stream, the largest seq dropped from its history (a cursor before it missed changes). */
   private readonly floor = new Map<string, number>();
-  private readonly listeners = new Map<string, Set<ChangeListener>>();
-  private readonly log: JsonlLog<HistoryLine>;
-  private linesInFile = 0;
+  /** Below this seq every stream may have lost changes (segments dropped at boot, unknown streams). */
+  private globalFloor = 0;
+  private readonly listeners = new Map<string, Map<string, { filter: ChangeFilter; set: Set<ChangeListener> }>>();
+  private subscriberCount = 0;
+  readonly log: SegmentLog;
 
   constructor(
-    file: string,
+    private readonly folder: string,
     private readonly limits: FeedLimits,
     private readonly logger: Logger,
   ) {
-    this.log = new JsonlLog<HistoryLine>(file, false, logger);
+    this.log = new SegmentLog(folder, 'changes', { segmentBytes: Math.max(64 * 1024, Math.floor(limits.maxBytes / 8)), maxLineBytes: this.maxLineBytes, durable: false }, logger);
+    // Each segment starts with what a restart needs even once every older segment is gone.
+    this.log.header = () => JSON.stringify({ runs: [...this.runs].slice(-MAX_RUNS), floors: [...this.floor], floor: this.globalFloor });
   }
 
-  /** Read the history file (boot). */
+  /** The longest line a change may take: its data and its match attributes, each at most maxChangeBytes. */
+  get maxLineBytes(): number {
+    return 2 * this.limits.maxChangeBytes + 4096;
+  }
+
+  /** Read the history (boot): an older version's single file first, then the segments, as streams of lines. */
   async load(): Promise<void> {
-    const records = await this.log.read();
-    this.linesInFile = records.length;
-    for (const record of records) {
-      if (record === null || typeof record !== 'object') continue;
-      if ('run' in record && typeof record.run === 'string') {
-        this.remember(record.run);
-        continue;
-      }
-      if ('floors' in record && Array.isArray(record.floors)) {
-        for (const pair of record.floors) {
-          if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'number') this.raiseFloor(pair[0], pair[1]);
-        }
-        continue;
-      }
-      const change = record as Change;
-      if (typeof change?.seq !== 'number' || typeof change.stream !== 'string' || typeof change.cursor !== 'string' || change.seq <= this.seq) continue;
-      this.seq = change.seq;
-      this.lastCursor = change.cursor;
-      this.remember(change.cursor.slice(0, change.cursor.lastIndexOf('-')));
-      this.keep(change);
+    await importLegacyHistory(path.join(this.folder, 'changes.jsonl'), path.join(this.folder, 'changes-0.jsonl'), this.limits.maxBytes, this.maxLineBytes, this.logger);
+    const dropped = await this.log.open(this.limits.maxBytes, (line, ref) => this.readLine(line, ref));
+    // Segments dropped at boot took changes of streams no header names: a cursor before the
+    // oldest change left answers 410 for every stream.
+    if (dropped > 0) {
+      let oldest = Infinity;
+      for (const h of this.history.values()) oldest = Math.min(oldest, h.first()?.seq ?? Infinity);
+      if (oldest !== Infinity) this.globalFloor = Math.max(this.globalFloor, oldest - 1);
     }
     this.persistedSeq = this.seq;
-    for (const stream of this.history.keys()) this.trim(stream, Date.now());
+    const now = Date.now();
+    for (const stream of this.history.keys()) this.trim(stream, now);
+    this.enforceBudgets(now);
   }
 
-  /** Record a change and tell the stream's subscribers. */
-  publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>): Change {
-    const seq = ++this.seq;
-    const change: Change = { cursor: `${this.run}-${seq}`, seq, stream, event, id, data, match, at: Date.now() };
-    if (this.lastCursor === undefined || !this.lastCursor.startsWith(`${this.run}-`)) this.remember(this.run);
-    this.lastCursor = change.cursor;
-    this.keep(change);
-    this.trim(stream, change.at);
-    this.appendLine(change);
-    for (const listener of this.listeners.get(stream) ?? []) {
-      try {
-        listener(change);
-      } catch (error) {
-        this.logger.error({ err: error, stream }, 'a change subscriber failed');
+  private readLine(line: string, ref: RecordRef): void {
+    let record: Record<string, unknown>;
+    try {
+      record = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (record === null || typeof record !== 'object') return;
+    if (Array.isArray(record.runs)) for (const run of record.runs) if (typeof run === 'string') this.remember(run);
+    if (typeof record.run === 'string') this.remember(record.run);
+    if (typeof record.floor === 'number') this.globalFloor = Math.max(this.globalFloor, record.floor);
+    if (Array.isArray(record.floors)) {
+      for (const pair of record.floors) {
+        if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'number') this.raiseFloor(pair[0], pair[1]);
       }
     }
+    const { seq, stream, cursor, at } = record;
+    if (typeof seq !== 'number' || typeof stream !== 'string' || typeof cursor !== 'string' || seq <= this.seq) return;
+    this.seq = seq;
+    this.lastCursor = cursor;
+    this.remember(cursor.slice(0, cursor.lastIndexOf('-')));
+    this.keep(stream, { seq, at: typeof at === 'number' ? at : Date.now(), ref });
+  }
+
+  /** Record a change and tell the stream's subscribers (each filter checked once). */
+  publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>): Change {
+    const seq = ++this.seq;
+    const at = Date.now();
+    const change: Change = { cursor: `${this.run}-${seq}`, seq, stream, event, id, data, match, at };
+    if (this.lastCursor === undefined || !this.lastCursor.startsWith(`${this.run}-`)) this.remember(this.run);
+    this.lastCursor = change.cursor;
+    let matchJson = JSON.stringify(match);
+    if (data.length > this.limits.maxChangeBytes) {
+      // Too large to copy into the feed and to every subscriber: a reference, clients re-read the entry.
+      change.data = 'null';
+      change.omitted = true;
+    }
+    if (matchJson.length > this.limits.maxChangeBytes) {
+      change.match = null;
+      matchJson = 'null';
+    }
+    const line = `{"cursor":${JSON.stringify(change.cursor)},"seq":${seq},"stream":${JSON.stringify(stream)},"event":"${event}","id":${JSON.stringify(id ?? null)},"data":${JSON.stringify(change.data)},"match":${matchJson},"at":${at}${change.omitted ? ',"omitted":true' : ''}}`;
+    const { ref, written } = this.log.append(line);
+    written.catch((error: unknown) => {
+      // Not in the history: a cursor before it must not replay past the hole.
+      this.raiseFloor(stream, seq);
+      this.logger.error({ err: error, path: ref.segment.file }, 'the change history could not be written: resuming across this change answers 410');
+    });
+    this.keep(stream, { seq, at, ref });
+    this.trim(stream, at);
+    this.enforceBudgets(at);
+    this.tell(change);
     return change;
   }
 
-  /**
-   * The changes of `stream` after `cursor` (all kept ones when undefined), then every new
-   * one to `listener` (when given) with no gap and no duplicate: both happen in one turn of
-   * the event loop, so no change can fall between the replay and the subscription.
-   * 410 when changes after the cursor are no longer kept; 400 for a malformed cursor.
-   */
-  resume(stream: string, cursor: string | undefined, listener?: ChangeListener): { replay: Change[]; unsubscribe: () => void } {
-    // An idle stream's history ages too: what is past max age is dropped before any answer.
-    this.trim(stream, Date.now());
-    const after = cursor === undefined ? undefined : this.positionOf(stream, cursor);
-    const kept = this.history.get(stream) ?? [];
-    const replay = after === undefined ? [] : kept.filter((c) => c.seq > after);
-    if (listener === undefined) return { replay, unsubscribe: () => undefined };
-    let set = this.listeners.get(stream);
-    if (!set) this.listeners.set(stream, (set = new Set()));
-    set.add(listener);
-    return {
-      replay,
-      unsubscribe: () => {
-        set.delete(listener);
-        if (set.size === 0 && this.listeners.get(stream) === set) this.listeners.delete(stream);
-      },
-    };
+  private tell(change: Change): void {
+    const groups = this.listeners.get(change.stream);
+    if (groups === undefined) return;
+    for (const { filter, set } of groups.values()) {
+      let accepted: boolean;
+      try {
+        accepted = filter.accepts(change);
+      } catch (error) {
+        this.logger.error({ err: error, stream: change.stream }, 'a change filter failed');
+        continue;
+      }
+      if (!accepted) continue;
+      for (const listener of set) {
+        try {
+          listener(change);
+        } catch (error) {
+          this.logger.error({ err: error, stream: change.stream }, 'a change subscriber failed');
+        }
+      }
+    }
   }
 
-  /** Every kept change of a stream (oldest first). */
-  kept(stream: string): Change[] {
+  /**
+   * Where a client resumes: the seq after which to replay (`cursor` undefined: from the
+   * oldest kept change). 400 for a malformed cursor, 410 when changes after it are gone.
+   */
+  position(stream: string, cursor: string | undefined): number {
     this.trim(stream, Date.now());
-    return this.history.get(stream) ?? [];
+    if (cursor === undefined) return Math.max(this.floorOf(stream), (this.history.get(stream)?.first()?.seq ?? this.seq + 1) - 1);
+    const match = CURSOR.exec(cursor);
+    if (!match) throw new AppError(400, `The cursor [${cursor.slice(0, 64)}] is not one this server hands out.`);
+    const [, run, digits] = match;
+    const seq = Number(digits);
+    if (run !== this.run && !this.runs.has(run!)) throw this.gone(stream, cursor);
+    if (run === this.run ? seq > this.seq : seq > this.persistedSeq) throw this.gone(stream, cursor);
+    if (seq < this.floorOf(stream)) throw this.gone(stream, cursor);
+    return seq;
+  }
+
+  /** Up to `max` kept changes of `stream` after `after` (where they lie, not their bodies); 410 when some after it are gone. */
+  after(stream: string, after: number, max: number): Kept[] {
+    if (after < this.floorOf(stream)) throw this.gone(stream, `${this.run}-${after}`);
+    const kept = this.history.get(stream);
+    if (kept === undefined) return [];
+    const from = kept.after(after);
+    return kept.items.slice(from, from + max);
+  }
+
+  /** The changes kept at these places, read back from the history. */
+  async read(places: readonly Kept[]): Promise<Change[]> {
+    const lines = await Promise.all(places.map((k) => this.log.read(k.ref)));
+    return lines.map((line) => parseChange(line));
+  }
+
+  /** Every new change of `stream` that passes `filter` to `listener`, until the returned function is called. */
+  subscribe(stream: string, filter: ChangeFilter, listener: ChangeListener): () => void {
+    let groups = this.listeners.get(stream);
+    if (!groups) this.listeners.set(stream, (groups = new Map()));
+    let group = groups.get(filter.key);
+    if (!group) groups.set(filter.key, (group = { filter, set: new Set() }));
+    group.set.add(listener);
+    this.subscriberCount++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.subscriberCount--;
+      group.set.delete(listener);
+      if (group.set.size === 0 && groups.get(filter.key) === group) groups.delete(filter.key);
+      if (groups.size === 0 && this.listeners.get(stream) === groups) this.listeners.delete(stream);
+    };
   }
 
   /**
    * The cursor of the newest change (for a client starting live), or undefined before any.
    * It keeps the run that made the change, so cursors handed out name only runs that
-   * wrote changes to the history file (booting and reading write nothing).
+   * wrote changes to the history (booting and reading write nothing).
    */
   get latest(): string | undefined {
     return this.lastCursor;
   }
 
-  /** Subscribers right now, over every stream. */
+  /** The seq of the newest change: a client starting live replays what comes after it. */
+  get head(): number {
+    return this.seq;
+  }
+
+  /** Feed listeners right now, over every stream. */
   get subscribers(): number {
-    let n = 0;
-    for (const set of this.listeners.values()) n += set.size;
-    return n;
+    return this.subscriberCount;
+  }
+
+  /** For /readyz details and tests: what the history holds. */
+  report(): { kept: number; bytes: number; segments: number; index_bytes: number } {
+    return { kept: this.keptCount, bytes: this.log.totalBytes, segments: this.log.segments.length, index_bytes: this.keptCount * KEPT_COST };
   }
 
   /** Forget a deleted stream's history. */
   drop(stream: string): void {
     const kept = this.history.get(stream);
     this.history.delete(stream);
-    if (kept && kept.length > 0) {
-      const last = kept[kept.length - 1]!.seq;
-      this.floor.set(stream, Math.max(last, this.floor.get(stream) ?? 0));
-      this.appendLine({ floors: [[stream, last]] });
+    if (kept && kept.size > 0) {
+      this.keptCount -= kept.size;
+      const last = kept.items[kept.items.length - 1]!.seq;
+      this.raiseFloor(stream, last);
+      this.log.append(JSON.stringify({ floors: [[stream, last]] })).written.catch(() => undefined);
     }
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await this.log.close();
+  }
+
+  private gone(stream: string, cursor: string): AppError {
+    const oldest = this.oldestCursor(stream);
+    return new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again${oldest ? ` (the oldest kept cursor is ${oldest})` : ''}.`, [
+      { message: 'The cursor is older than the change history.', meta: { oldest: oldest ?? null, latest: this.latest ?? null } },
+    ]);
+  }
+
+  private floorOf(stream: string): number {
+    return Math.max(this.globalFloor, this.floor.get(stream) ?? 0);
   }
 
   /** Changes of `stream` up to `seq` are gone: forget any still kept, and refuse cursors before. */
@@ -205,20 +355,12 @@ export class ChangeFeed {
     this.floor.set(stream, Math.max(seq, this.floor.get(stream) ?? 0));
     const kept = this.history.get(stream);
     if (!kept) return;
-    const left = kept.filter((c) => c.seq > seq);
-    if (left.length > 0) this.history.set(stream, left);
-    else this.history.delete(stream);
-  }
-
-  async close(): Promise<void> {
-    this.listeners.clear();
-    await this.compacting;
-    await this.log.idle();
-  }
-
-  private appendLine(record: HistoryLine): void {
-    void this.log.append(record).catch((error: unknown) => this.logger.error({ err: error, path: this.log.file }, 'the change history could not be written: resuming across a restart may answer 410'));
-    if (++this.linesInFile > 2 * this.limits.count * Math.max(1, this.history.size) + 1000) this.compact();
+    const n = kept.after(seq) - kept.head;
+    if (n > 0) {
+      kept.shift(n);
+      this.keptCount -= n;
+    }
+    if (kept.size === 0) this.history.delete(stream);
   }
 
   /** Note a run of this feed (the newest MAX_RUNS are kept: older cursors are long past the history). */
@@ -228,69 +370,85 @@ export class ChangeFeed {
     if (this.runs.size > MAX_RUNS) this.runs.delete(this.runs.values().next().value!);
   }
 
-  /** The seq after which to replay, or a 410/400 AppError. */
-  private positionOf(stream: string, cursor: string): number {
-    const match = /^([0-9a-z]{1,32})-(\d{1,15})$/.exec(cursor);
-    if (!match) throw new AppError(400, `The cursor [${cursor.slice(0, 64)}] is not one this server hands out.`);
-    const [, run, digits] = match;
-    const seq = Number(digits);
-    const oldest = this.oldestCursor(stream);
-    const gone = (): AppError =>
-      new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again${oldest ? ` (the oldest kept cursor is ${oldest})` : ''}.`, [
-        { message: 'The cursor is older than the change history.', meta: { oldest: oldest ?? null, latest: this.latest ?? null } },
-      ]);
-    if (run !== this.run && !this.runs.has(run!)) throw gone();
-    if (run === this.run ? seq > this.seq : seq > this.persistedSeq) throw gone();
-    if (seq < (this.floor.get(stream) ?? 0)) throw gone();
-    return seq;
-  }
-
+  /** The cursor from which every kept change of the stream replays (the one before its oldest). */
   private oldestCursor(stream: string): string | undefined {
-    const kept = this.history.get(stream);
-    if (!kept || kept.length === 0) return this.latest;
-    // Replaying from just before the oldest kept change gives all of them.
-    const first = kept[0]!;
+    const first = this.history.get(stream)?.first();
+    if (first === undefined) return this.latest;
     return first.seq > 1 ? `${this.run}-${first.seq - 1}` : undefined;
   }
 
-  private keep(change: Change): void {
-    let kept = this.history.get(change.stream);
-    if (!kept) this.history.set(change.stream, (kept = []));
-    kept.push(change);
+  private keep(stream: string, kept: Kept): void {
+    let history = this.history.get(stream);
+    if (!history) this.history.set(stream, (history = new StreamHistory()));
+    history.items.push(kept);
+    this.keptCount++;
+    const segment = kept.ref.segment;
+    const info = (segment.meta as SegmentInfo | undefined) ?? (segment.meta = { streams: new Map<string, number>(), lastAt: 0 } as SegmentInfo);
+    info.streams.set(stream, kept.seq);
+    info.lastAt = Math.max(info.lastAt, kept.at);
   }
 
-  /** Drop what is over the count or the age (oldest first). */
+  /** Drop what is over the stream's count or the age (oldest first); memory only, the bytes go with their segment. */
   private trim(stream: string, now: number): void {
     const kept = this.history.get(stream);
     if (!kept) return;
     const oldestAllowed = now - this.limits.maxAgeSeconds * 1000;
-    let drop = Math.max(0, kept.length - this.limits.count);
-    while (drop < kept.length && kept[drop]!.at < oldestAllowed) drop++;
+    let drop = Math.max(0, kept.size - this.limits.count);
+    while (drop < kept.size && kept.items[kept.head + drop]!.at < oldestAllowed) drop++;
     if (drop === 0) return;
-    this.floor.set(stream, Math.max(kept[drop - 1]!.seq, this.floor.get(stream) ?? 0));
-    kept.splice(0, drop);
+    this.raiseFloor(stream, kept.items[kept.head + drop - 1]!.seq);
   }
 
-  /** Rewrite the history file with only what is kept. */
-  /** The compaction running now (close waits for it). */
-  private compacting: Promise<void> | undefined;
-  private compact(): void {
-    this.compacting ??= this.rewriteKept().finally(() => {
-      this.compacting = undefined;
-    });
-  }
-
-  private async rewriteKept(): Promise<void> {
-    try {
-      await this.log.rewrite(() => {
-        const all: HistoryLine[] = [...this.runs].map((run) => ({ run }));
-        if (this.floor.size > 0) all.push({ floors: [...this.floor] });
-        all.push(...[...this.history.values()].flat().sort((a, b) => a.seq - b.seq));
-        this.linesInFile = all.length;
-        return all;
-      });
-    } catch (error) {
-      this.logger.error({ err: error, path: this.log.file }, 'compacting the change history failed');
+  /**
+   * Retention by bytes (disk), memory (the index) and age together: the oldest segment goes
+   * whole, and the streams it held get a floor (written to the log, so a restart knows).
+   */
+  private enforceBudgets(now: number): void {
+    const oldestAllowed = now - this.limits.maxAgeSeconds * 1000;
+    for (;;) {
+      const oldest = this.log.segments[0];
+      if (oldest === undefined) return;
+      const info = oldest.meta as SegmentInfo | undefined;
+      const over = this.log.totalBytes > this.limits.maxBytes || this.keptCount * KEPT_COST > this.limits.memoryBytes || (info !== undefined && info.lastAt < oldestAllowed);
+      if (!over) return;
+      if (this.log.segments.length === 1) {
+        // Only the active segment: start the next one, so this one can go once written.
+        if (oldest.bytes === 0) return;
+        this.log.roll();
+      }
+      if (oldest.unwritten.size > 0) return; // still being written: dropped at a later change
+      const segment = this.log.dropOldest();
+      if (segment === undefined) return;
+      this.forgetSegment(segment);
     }
   }
+
+  private forgetSegment(segment: Segment): void {
+    const info = segment.meta as SegmentInfo | undefined;
+    if (info === undefined || info.streams.size === 0) return;
+    const floors: Array<[string, number]> = [];
+    for (const [stream, seq] of info.streams) {
+      if (seq > (this.floor.get(stream) ?? 0)) floors.push([stream, seq]);
+      this.raiseFloor(stream, seq);
+    }
+    if (floors.length > 0) this.log.append(JSON.stringify({ floors })).written.catch(() => undefined);
+  }
+}
+
+/** A change line of the history as the feed hands it out. */
+function parseChange(line: string): Change {
+  const record = JSON.parse(line) as Change & { data: unknown };
+  const change: Change = {
+    cursor: record.cursor,
+    seq: record.seq,
+    stream: record.stream,
+    event: record.event,
+    id: record.id,
+    // Lines of older versions hold the data as JSON text too; anything else is shown as null.
+    data: typeof record.data === 'string' ? record.data : 'null',
+    match: record.match !== null && typeof record.match === 'object' ? record.match : null,
+    at: record.at,
+  };
+  if (record.omitted === true) change.omitted = true;
+  return change;
 }

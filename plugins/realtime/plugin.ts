@@ -5,13 +5,15 @@ import { API } from '../api/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { HTTP_SERVER, type StreamSink } from '../http/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
+import { Admission } from './admission.js';
 import { changesEndpoint } from './changes-endpoint.js';
 import { ChangeFeed, type ChangeEvent } from './feed.js';
+import { originCheck } from './origin.js';
 import { RealtimeSession } from './socket-session.js';
 import { REALTIME, type Realtime } from './tokens.js';
 import { realtimeSettings } from './settings.js';
 import { socketMessage, topicOf } from './subscription.js';
-import { STREAM_WEBHOOKS_SCHEMA, Webhooks, type StreamWebhook } from './webhooks.js';
+import { STREAM_WEBHOOKS_SCHEMA, streamSecretVariable, Webhooks, type StreamWebhook } from './webhooks.js';
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol']);
@@ -32,7 +34,13 @@ export const realtimePlugin = definePlugin(() => {
       const settings = config.realtime;
       const folder = path.join(config.streams.data_path, '.realtime');
       const log = logger.child({ plugin: 'realtime' });
-      const feed = new ChangeFeed(path.join(folder, 'changes.jsonl'), { count: settings.history.count, maxAgeSeconds: settings.history.max_age_seconds }, log);
+      const history = settings.history;
+      const feed = new ChangeFeed(
+        folder,
+        { count: history.count, maxAgeSeconds: history.max_age_seconds, maxBytes: history.max_bytes, memoryBytes: history.memory_bytes, maxChangeBytes: history.max_change_bytes },
+        log,
+      );
+      const admission = new Admission(settings.limits);
       const streams = use(STREAM_REGISTRY);
       const registry = (): StreamRegistry => streams;
       // A stream may declare its own webhooks (`"webhooks": [...]` in its definition), to hosts the
@@ -47,29 +55,62 @@ export const realtimePlugin = definePlugin(() => {
           return false;
         }
       };
+      const secrets = settings.stream_webhook_secrets;
       streams.addCheck((definition) =>
-        ((definition.extra.webhooks as StreamWebhook[] | undefined) ?? []).flatMap((hook, i) =>
-          allowedHost(hook.url) ? [] : [{ path: `/webhooks/${i}/url`, message: `posts to a host not in realtime.stream_webhook_hosts (${hosts.size === 0 ? 'none are allowed' : [...hosts].join(', ')})` }],
-        ),
+        ((definition.extra.webhooks as StreamWebhook[] | undefined) ?? []).flatMap((hook, i) => {
+          const problems: Array<{ path: string; message: string }> = [];
+          if (!allowedHost(hook.url)) {
+            problems.push({ path: `/webhooks/${i}/url`, message: `posts to a host not in realtime.stream_webhook_hosts (${hosts.size === 0 ? 'none are allowed' : [...hosts].join(', ')})` });
+          }
+          const own = streamSecretVariable(secrets, definition.id);
+          if (hook.secret_env !== undefined && hook.secret_env !== own) {
+            problems.push({
+              path: `/webhooks/${i}/secret_env`,
+              message: `is not the secret of this stream: realtime.stream_webhook_secrets maps [${definition.id}] to ${own ?? 'no variable'} (a stream signs only with its own)`,
+            });
+          }
+          return problems;
+        }),
       );
       const webhooks = new Webhooks(
-        path.join(folder, 'outbox.jsonl'),
+        folder,
         settings.webhooks,
-        { timeoutMs: settings.webhook_timeout_ms, maxAttempts: settings.webhook_max_attempts, retryBaseMs: settings.webhook_retry_base_ms },
+        {
+          timeoutMs: settings.webhook_timeout_ms,
+          maxAttempts: settings.webhook_max_attempts,
+          retryBaseMs: settings.webhook_retry_base_ms,
+          maxAgeMs: settings.webhook_max_age_seconds * 1000,
+          outboxBytes: settings.outbox_bytes,
+          deadLetterBytes: settings.dead_letter_bytes,
+          streamSecrets: secrets,
+        },
         log,
         (stream) => ((registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? []).filter((hook) => allowedHost(hook.url)),
       );
       const open = new Set<StreamSink>();
       const sessions = new Set<RealtimeSession>();
-      realtime = { feed, webhooks, open, sessions };
+      realtime = { feed, webhooks, open, sessions, admission };
       provide(REALTIME, realtime);
 
       const api = use(API);
+      const checkOrigin = originCheck(config.api.cors.origins, (request) => api.baseUrl(request));
       const entriesService = use(ENTRIES);
       const entries = (): EntriesService => entriesService;
       const server = use(HTTP_SERVER);
       api.addEndpoint(
-        changesEndpoint({ feed, api, registry, entries, pageDefaults: config.api, heartbeatMs: settings.heartbeat_seconds * 1000, open }),
+        changesEndpoint({
+          feed,
+          api,
+          registry,
+          entries,
+          pageDefaults: config.api,
+          heartbeatMs: settings.heartbeat_seconds * 1000,
+          open,
+          admission,
+          limits: settings.limits,
+          checkOrigin,
+          logger: log,
+        }),
       );
       api.addEndpoint({
         name: 'realtime.socket',
@@ -84,9 +125,22 @@ export const realtimePlugin = definePlugin(() => {
           if (!request.upgrade) {
             return api.errorReply(request, 426, 'This is a WebSocket endpoint: connect with "Upgrade: websocket" (docs/realtime.md).', [['Upgrade', 'websocket']]);
           }
+          checkOrigin(request);
           const headers: Record<string, string> = {};
           for (const [name, value] of Object.entries(request.headers)) if (!UPGRADE_HEADERS.has(name)) headers[name] = value;
-          const context = { feed, server, prefix: request.api.prefix, headers, ip: request.ip, logger: log, onClose: (s: RealtimeSession) => sessions.delete(s) };
+          const context = {
+            feed,
+            server,
+            admission,
+            limits: settings.limits,
+            client: Admission.clientOf(request.locals, request.ip),
+            requestId: request.id,
+            prefix: request.api.prefix,
+            headers,
+            ip: request.ip,
+            logger: log,
+            onClose: (s: RealtimeSession) => sessions.delete(s),
+          };
           return {
             status: 101,
             upgrade: (peer) => {
@@ -104,6 +158,8 @@ export const realtimePlugin = definePlugin(() => {
         const definition = registry().get(payload.stream);
         if (definition === undefined) return;
         const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
+        // A write that changed nothing a client can see (a PATCH with the values it had) is no change.
+        if (event === 'updated' && payload.original !== undefined && entries().toJson(definition, payload.original) === data) return;
         const match = event === 'deleted' ? (payload.original ?? payload.entry) : payload.entry;
         const change = feed.publish(payload.stream, event, payload.key, data, match);
         // WebSocket subscribers of the whole stream, on uWS: one publish, fanned out natively.

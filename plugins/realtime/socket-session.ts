@@ -3,15 +3,31 @@ import type { Change, ChangeFeed } from './feed.js';
 import { socketMessage, topicOf } from './subscription.js';
 import { PROBE, type Probe } from './changes-endpoint.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
+import type { Admission, RealtimeLimits } from './admission.js';
+import { follow } from './replay.js';
 
-/** Streams one socket may follow at once. */
-const MAX_SUBSCRIPTIONS = 100;
 /** Messages of one socket waiting for the one being handled; more are refused (429). */
 const MAX_QUEUED = 64;
+
+/** Close codes that say why a socket was closed (4000-4999: the application's own). */
+export const CLOSE_CODES = {
+  /** This client holds as many sockets as it may (its HTTP equivalent: 429). */
+  clientLimit: 4429,
+  /** The server holds as many sockets as it can (503). */
+  serverFull: 4503,
+  /** The client did not read: what waited for it passed `realtime.limits.send_buffer_bytes`. */
+  slowReader: 1008,
+} as const;
 
 export interface SessionContext {
   feed: ChangeFeed;
   server: HttpServer;
+  admission: Admission;
+  limits: RealtimeLimits;
+  /** Who the socket counts for (`Admission.clientOf`). */
+  client: string;
+  /** The upgrade request's id, for log lines of this socket. */
+  requestId: string;
   /** The interface prefix the socket was opened under (`/api`). */
   prefix: string;
   /** The upgrade request's headers (authorization, cookies, host) and address, for each access check. */
@@ -28,18 +44,31 @@ export interface SessionContext {
  * throttle) and the endpoint's own checks (unknown stream, bad filter, expired cursor).
  */
 export class RealtimeSession implements WebSocketSession {
+  /** Per stream: how to stop it (unsubscribe, release its slot). */
   private readonly subscriptions = new Map<string, () => void>();
   private closed = false;
   /** The messages of a socket are handled one after another, in the order sent. */
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
+  private readonly release: () => void;
 
   constructor(
     private readonly peer: WebSocketPeer,
     private readonly context: SessionContext,
-  ) {}
+  ) {
+    try {
+      this.release = context.admission.take('socket', context.client);
+    } catch (error) {
+      // Over a limit: the socket is closed at once with a code that says which (a browser never sees an HTTP status of an upgrade).
+      this.release = () => undefined;
+      this.closed = true;
+      const status = isAppError(error) ? error.status : 503;
+      peer.close(status === 429 ? CLOSE_CODES.clientLimit : CLOSE_CODES.serverFull, (error as Error).message.slice(0, 120));
+    }
+  }
 
   onMessage(text: string): void {
+    if (this.closed) return;
     // A subscribe waits for its access check; an unsubscribe sent after it must not overtake it.
     if (this.queued >= MAX_QUEUED) return this.error(429, `Too many messages waiting: at most ${MAX_QUEUED} at a time.`);
     this.queued++;
@@ -55,6 +84,7 @@ export class RealtimeSession implements WebSocketSession {
     this.closed = true;
     for (const stop of this.subscriptions.values()) stop();
     this.subscriptions.clear();
+    this.release();
     this.context.onClose(this);
   }
 
@@ -83,7 +113,8 @@ export class RealtimeSession implements WebSocketSession {
     if (message.type !== 'subscribe') return this.error(400, 'The message type must be "subscribe" or "unsubscribe".', stream);
     if (stream === undefined || stream === '' || stream.length > 255) return this.error(400, 'subscribe needs a "stream" id.');
     if (this.subscriptions.has(stream)) return this.error(409, `Already subscribed to [${stream}].`, stream);
-    if (this.subscriptions.size >= MAX_SUBSCRIPTIONS) return this.error(429, `A socket follows at most ${MAX_SUBSCRIPTIONS} streams.`, stream);
+    const perSocket = this.context.limits.subscriptions_per_socket;
+    if (this.subscriptions.size >= perSocket) return this.error(429, `A socket follows at most ${perSocket} streams.`, stream);
     const since = message.since;
     if (since !== undefined && typeof since !== 'string') return this.error(400, '"since" must be a cursor string.', stream);
     const query = filterQuery(message.where, message.constraint);
@@ -102,39 +133,83 @@ export class RealtimeSession implements WebSocketSession {
     const subscription = probe.subscription;
     if (reply.status >= 400 || subscription === undefined) return this.error(reply.status >= 400 ? reply.status : 403, messageOf(reply.body) ?? 'Subscription refused.', stream);
     if (this.subscriptions.has(stream)) return this.error(409, `Already subscribed to [${stream}].`, stream);
-    // Every change of the stream, on a transport with native pub/sub (uWS): one topic per
-    // stream, written to all its subscribers by uWS itself (the plugin publishes each change
-    // once); filtered subscriptions, and node:http, get each change from a feed listener.
-    const { peer } = this;
-    const topic = !subscription.filtered && peer.subscribe !== undefined && this.context.server.publish !== undefined ? topicOf(stream) : undefined;
-    let resumed;
+    let release: () => void;
     try {
-      resumed = this.context.feed.resume(
-        stream,
-        subscription.since,
-        topic === undefined
-          ? (change) => {
-              if (subscription.accepts(change)) this.sendChange(change);
-            }
-          : undefined,
-      );
+      release = this.context.admission.take('subscription', this.context.client, subscription.filter.key.length);
     } catch (error) {
       if (isAppError(error)) return this.error(error.status, error.message, stream);
       throw error;
     }
-    // Replay and subscription in this same turn of the event loop: no change falls between.
-    if (topic !== undefined) {
-      peer.subscribe!(topic);
-      this.subscriptions.set(stream, () => peer.unsubscribe?.(topic));
-    } else {
-      this.subscriptions.set(stream, resumed.unsubscribe);
+    let after: number;
+    try {
+      after = subscription.since === undefined ? this.context.feed.head : this.context.feed.position(stream, subscription.since);
+    } catch (error) {
+      release();
+      if (isAppError(error)) return this.error(error.status, error.message, stream);
+      throw error;
     }
+    // Held from here: an unsubscribe (or the socket closing) while the replay runs stops it.
+    let stopLive: (() => void) | undefined;
+    let stopped = false;
+    const stop = (): void => {
+      stopped = true;
+      stopLive?.();
+      release();
+    };
+    this.subscriptions.set(stream, stop);
     this.send({ type: 'subscribed', stream, cursor: this.context.feed.latest ?? null });
-    for (const change of resumed.replay) if (subscription.accepts(change)) this.sendChange(change);
+    // Every change of the stream, on a transport with native pub/sub (uWS): one topic per
+    // stream, written to all its subscribers by uWS itself (the plugin publishes each change
+    // once); filtered subscriptions, and node:http, get each change from a feed listener.
+    const { peer } = this;
+    const native = !subscription.filtered && peer.subscribe !== undefined && this.context.server.publish !== undefined;
+    const target = { write: (change: Change) => this.sendChange(change), closed: () => this.closed || stopped, buffered: () => peer.buffered };
+    const limits = this.context.limits;
+    const forget = (): void => {
+      if (this.subscriptions.get(stream) === stop) this.subscriptions.delete(stream);
+      stop();
+    };
+    // The replay runs beside the socket's other messages (an unsubscribe stops it), a batch at a time.
+    follow(this.context.feed, stream, after, native ? { key: 'native', accepts: () => true } : subscription.filter, target, {
+      bytes: limits.replay_bytes,
+      pauseAbove: limits.send_buffer_bytes / 2,
+    }).then(
+      (result) => {
+        if (!result.live) {
+          forget();
+          // The replay budget is spent: the client subscribes again from the cursor it got.
+          if (result.cursor !== undefined) this.send({ type: 'unsubscribed', stream, reason: 'replay_budget', cursor: result.cursor });
+          return;
+        }
+        if (!native) {
+          stopLive = result.stop;
+        } else {
+          // Caught up: from the feed listener to the native topic (the listener covered the turns between).
+          const topic = topicOf(stream);
+          peer.subscribe!(topic);
+          result.stop();
+          stopLive = () => peer.unsubscribe?.(topic);
+        }
+        if (stopped) stopLive();
+      },
+      (error: unknown) => {
+        forget();
+        if (isAppError(error)) return this.error(error.status, error.message, stream);
+        this.error(500, 'Internal Server Error', stream, error);
+      },
+    );
   }
 
   private sendChange(change: Change): void {
-    if (!this.closed) this.peer.send(socketMessage(change));
+    if (this.closed) return;
+    // A client that does not read is dropped once its budget waits for it (checked before the
+    // write, so one change larger than the budget still reaches a client that reads).
+    if (this.peer.buffered > this.context.limits.send_buffer_bytes) {
+      this.closed = true;
+      this.peer.close(CLOSE_CODES.slowReader, 'slow reader: too much waits to be sent');
+      return;
+    }
+    this.peer.send(socketMessage(change));
   }
 
   private send(message: Record<string, unknown>): void {
@@ -143,7 +218,7 @@ export class RealtimeSession implements WebSocketSession {
 
   private error(status: number, message: string, stream?: string, cause?: unknown): void {
     // A failure of ours: its detail goes to the log, never to the client.
-    if (cause !== undefined) this.context.logger.error({ err: cause, stream }, 'a realtime subscription failed');
+    if (cause !== undefined) this.context.logger.error({ err: cause, stream, requestId: this.context.requestId }, 'a realtime subscription failed');
     this.send(stream === undefined ? { type: 'error', status, message } : { type: 'error', status, message, stream });
   }
 }

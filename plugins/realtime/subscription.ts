@@ -2,7 +2,7 @@ import { BadRequestError } from '../../kernel/index.js';
 import { parseListQuery, type ApiRequest } from '../api/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { StreamRegistry } from '../streams/index.js';
-import type { Change } from './feed.js';
+import type { Change, ChangeFilter } from './feed.js';
 
 /** What a client subscribes to: one stream, from a cursor, with list-style filters. */
 export interface Subscription {
@@ -10,9 +10,15 @@ export interface Subscription {
   since: string | undefined;
   /** True when the subscription has `where[...]` filters (every change of the stream otherwise). */
   filtered: boolean;
-  /** True when the change passes the subscription's `where[...]`/`constraint[...]` filters. */
-  accepts(change: Change): boolean;
+  /**
+   * The `where[...]`/`constraint[...]` filters; subscriptions with the same filters share
+   * its key, so a change is checked once per filter shape, not once per subscriber.
+   */
+  filter: ChangeFilter;
 }
+
+/** The filter of a subscription without `where`. */
+const EVERYTHING: ChangeFilter = { key: '', accepts: () => true };
 
 /** Cursors are short tokens; anything longer is not one of ours (checked before any lookup). */
 const MAX_CURSOR = 64;
@@ -28,8 +34,11 @@ export function subscriptionOf(request: ApiRequest, registry: StreamRegistry, en
   const since = request.header('last-event-id') || params.get('since') || undefined;
   if (since !== undefined && since.length > MAX_CURSOR) throw new BadRequestError('The cursor is too long.', { parameter: 'since' });
   const query = parseListQuery(request.query, pageDefaults);
-  const match = query.where.length === 0 ? undefined : entries.matcher(definition.id, query.where);
-  return { stream: definition.id, since, filtered: match !== undefined, accepts: (change) => match === undefined || match(change.match) };
+  if (query.where.length === 0) return { stream: definition.id, since, filtered: false, filter: EVERYTHING };
+  const match = entries.matcher(definition.id, query.where);
+  // An omitted change (its attributes too large to keep) passes every filter: the client re-reads the entry.
+  const key = JSON.stringify(query.where.map((w) => [w.field, w.operator, w.value]));
+  return { stream: definition.id, since, filtered: true, filter: { key, accepts: (change) => change.match === null || match(change.match) } };
 }
 
 /** The pub/sub topic of every change of a stream (WebSocket subscriptions without filters, uWS only). */
@@ -37,12 +46,24 @@ export function topicOf(stream: string): string {
   return `changes/${stream}`;
 }
 
-/** A change as a WebSocket message: `{"type":<event>,"stream","id","data","cursor"}`. */
+/** A change as a WebSocket message: `{"type":<event>,"stream","id","data","cursor"}`; made once per change. */
 export function socketMessage(change: Change): string {
-  return `{"type":"${change.event}",${changeJson(change).slice(1, -1)},"cursor":${JSON.stringify(change.cursor)}}`;
+  const wire = (change.wire ??= {});
+  return (wire.ws ??= `{"type":"${change.event}",${changeJson(change).slice(1, -1)},"cursor":${JSON.stringify(change.cursor)}}`);
 }
 
-/** A change as clients see it (SSE `data`, WebSocket messages, JSON pages, webhook bodies). */
+/** One Server-Sent Event (bytes, made once per change and shared by every stream that sends it). */
+export function sseEvent(change: Change): Buffer {
+  const wire = (change.wire ??= {});
+  // The data is one line of JSON (JSON.stringify never writes a newline).
+  return (wire.sse ??= Buffer.from(`id: ${change.cursor}\nevent: ${change.event}\ndata: ${changeJson(change)}\n\n`));
+}
+
+/**
+ * A change as clients see it (SSE `data`, WebSocket messages, JSON pages, webhook bodies).
+ * An entry too large for the feed comes as a reference: `"data": null, "data_omitted": true`.
+ */
 export function changeJson(change: Change): string {
-  return `{"stream":${JSON.stringify(change.stream)},"id":${JSON.stringify(change.id)},"data":${change.data}}`;
+  const wire = (change.wire ??= {});
+  return (wire.json ??= `{"stream":${JSON.stringify(change.stream)},"id":${JSON.stringify(change.id ?? null)},"data":${change.data}${change.omitted ? ',"data_omitted":true' : ''}}`);
 }

@@ -1,5 +1,6 @@
 import { serviceRef } from '../../kernel/index.js';
 import type { StreamSink } from '../http/index.js';
+import type { Admission } from './admission.js';
 import type { ChangeFeed } from './feed.js';
 import type { RealtimeSession } from './socket-session.js';
 import type { Webhooks } from './webhooks.js';
@@ -12,6 +13,8 @@ export interface Realtime {
   open: Set<StreamSink>;
   /** Open WebSocket sessions (closed at shutdown). */
   sessions: Set<RealtimeSession>;
+  /** Who holds which long-lived slots (event streams, sockets, subscriptions). */
+  admission: Admission;
 }
 
 export const REALTIME = serviceRef<Realtime>('realtime');

@@ -15,6 +15,8 @@ import { boot } from './films-app.js';
 afterEach(runCleanups);
 
 const BIG = 'x'.repeat(400 * 1024);
+/** Changes this large are copied to subscribers (not sent as references), and no realtime budget drops first. */
+const BIG_CHANGES = { history: { max_change_bytes: 1048576 }, limits: { send_buffer_bytes: 1048576 } };
 
 /** Subscribers the server still serves: open event streams and WebSocket sessions. */
 function served(app: TestApp): number {
@@ -60,7 +62,7 @@ async function stalled(app: TestApp, head: string, ready: string): Promise<{ soc
 for (const transport of TRANSPORTS) {
   describe.skipIf(!transport.available)(`backpressure over ${transport.name}${transport.available ? '' : ` (skipped: ${transport.skipReason})`}`, () => {
     it('a WebSocket client that does not read is dropped at the buffer limit; a reading one gets every change', async () => {
-      const app = await boot(transport.name, { http: { transport: transport.name, stream_buffer_bytes: 65536, max_body: 1048576 } });
+      const app = await boot(transport.name, { http: { transport: transport.name, stream_buffer_bytes: 65536, max_body: 1048576 }, realtime: BIG_CHANGES });
       const slow = await socket(`${app.url}/api/realtime`);
       const closed = new Promise<void>((resolve) => slow.ws.once('close', () => resolve()));
       slow.ws.send('{"type":"subscribe","stream":"films"}');
@@ -79,7 +81,7 @@ for (const transport of TRANSPORTS) {
     }, 30000);
 
     it('a Server-Sent Events client that does not read is dropped at the buffer limit; a reading one gets every change', async () => {
-      const app = await boot(transport.name, { http: { transport: transport.name, stream_buffer_bytes: 65536, max_body: 1048576 } });
+      const app = await boot(transport.name, { http: { transport: transport.name, stream_buffer_bytes: 65536, max_body: 1048576 }, realtime: BIG_CHANGES });
       const slow = await stalled(app, 'GET /api/streams/films/changes HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n', ': connected');
       const reader = listen(`${app.url}/api/streams/films/changes`);
       await reader.opened;

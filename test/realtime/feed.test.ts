@@ -1,52 +1,167 @@
 /**
- * The change feed's history file (issue #19 item 1) over a real file in a temp folder:
- * compaction keeps it bounded, and after it a restarted feed still honours the cursors it
- * handed out (its runs survive compaction) and refuses other servers' cursors.
+ * The change feed's history on disk (issues #19 and #26), over real files in a temp folder:
+ * segment files bounded by bytes, age and count; a restarted feed honours the cursors it
+ * handed out and refuses other servers'; memory holds places, not bodies; a history left
+ * by an older version (one file, any size) is converted as a stream; a torn or oversized
+ * line is dropped.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, statSync, writeFileSync, openSync, closeSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../plugins/realtime/feed.js';
+import { ChangeFeed, KEPT_COST, type Change, type FeedLimits } from '../../plugins/realtime/feed.js';
+import { page } from '../../plugins/realtime/replay.js';
 import { silentLogger } from '../sources/harness.js';
 
-const lines = (file: string): string[] => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+const EVERYTHING = { key: '', accepts: () => true };
+const MiB = 1024 * 1024;
+const limits = (over: Partial<FeedLimits> = {}): FeedLimits => ({ count: 1000, maxAgeSeconds: 3600, maxBytes: 64 * MiB, memoryBytes: 8 * MiB, maxChangeBytes: 128 * 1024, ...over });
+const folder = (): string => mkdtempSync(path.join(os.tmpdir(), 'feed-'));
+const onDisk = (dir: string): number => readdirSync(dir).reduce((sum, name) => sum + statSync(path.join(dir, name)).size, 0);
 
-describe('change feed history file', () => {
-  it('is compacted to what is kept, and a restarted feed resumes from cursors of every earlier run', async () => {
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'feed-')), 'changes.jsonl');
-    const limits = { count: 2, maxAgeSeconds: 3600 };
-    const first = new ChangeFeed(file, limits, silentLogger);
+/** Every kept change of `stream` after `cursor`, read back the way clients get them. */
+async function replay(feed: ChangeFeed, stream: string, cursor: string | undefined): Promise<Change[]> {
+  const after = feed.position(stream, cursor);
+  return (await page(feed, stream, after, EVERYTHING, 1_000_000, Infinity)).changes;
+}
+
+describe('change feed history', () => {
+  it('a restarted feed resumes from cursors of every earlier run, and refuses other servers and dropped streams', async () => {
+    const dir = folder();
+    const first = new ChangeFeed(dir, limits({ count: 2 }), silentLogger);
     await first.load();
     const early = first.publish('a', 'created', 1, '{"id":1}', { id: 1 });
     for (let i = 2; i <= 1200; i++) first.publish('b', 'updated', i, `{"id":${i}}`, { id: i });
-    const lastOfFirst = first.publish('a', 'updated', 1, '{"id":1}', { id: 1 });
-    await first.close(); // waits for the compaction too
-    expect(lines(file).length).toBeLessThan(1200);
+    const lastOfFirst = first.publish('a', 'updated', 1, '{"id":1,"t":"x"}', { id: 1 });
+    await first.close();
 
-    const second = new ChangeFeed(file, limits, silentLogger);
+    const second = new ChangeFeed(dir, limits({ count: 2 }), silentLogger);
     await second.load();
     expect(second.latest).toBe(lastOfFirst.cursor);
-    // Stream a kept both of its changes: from before the first one, both are replayed.
     const [run, seq] = early.cursor.split('-');
-    expect(second.resume('a', `${run}-${Number(seq) - 1}`).replay.map((c) => c.seq)).toEqual([early.seq, lastOfFirst.seq]);
+    const both = await replay(second, 'a', `${run}-${Number(seq) - 1}`);
+    expect(both.map((c) => c.seq)).toEqual([early.seq, lastOfFirst.seq]);
+    expect(both[1]!.data).toBe('{"id":1,"t":"x"}');
     second.publish('a', 'deleted', 1, 'null', { id: 1 });
     await second.close();
 
-    // A third boot: cursors of the first run (whose changes of `b` were compacted away) still mean something.
-    const third = new ChangeFeed(file, limits, silentLogger);
+    const third = new ChangeFeed(dir, limits({ count: 2 }), silentLogger);
     await third.load();
-    expect(third.resume('a', lastOfFirst.cursor).replay.map((c) => c.event)).toEqual(['deleted']);
-    expect(() => third.resume('a', `zz0other-${lastOfFirst.seq}`)).toThrow(expect.objectContaining({ status: 410 }));
+    expect((await replay(third, 'a', lastOfFirst.cursor)).map((c) => c.event)).toEqual(['deleted']);
+    expect(() => third.position('a', `zz0other-${lastOfFirst.seq}`)).toThrow(expect.objectContaining({ status: 410 }));
     // Stream b kept its last two; a cursor before them is 410 with the oldest usable one.
-    expect(() => third.resume('b', `${run}-5`)).toThrow(expect.objectContaining({ status: 410 }));
-    // A deleted stream's changes stay gone after a restart (the file still holds their lines).
+    let gone: unknown;
+    try {
+      third.position('b', `${run}-5`);
+    } catch (error) {
+      gone = error;
+    }
+    expect(gone).toMatchObject({ status: 410, errors: [{ meta: { oldest: expect.stringMatching(/-\d+$/) } }] });
     third.drop('a');
     await third.close();
-    const fourth = new ChangeFeed(file, limits, silentLogger);
+    const fourth = new ChangeFeed(dir, limits({ count: 2 }), silentLogger);
     await fourth.load();
-    expect(fourth.kept('a')).toEqual([]);
-    expect(() => fourth.resume('a', lastOfFirst.cursor)).toThrow(expect.objectContaining({ status: 410 }));
+    expect(await replay(fourth, 'a', undefined)).toEqual([]);
+    expect(() => fourth.position('a', lastOfFirst.cursor)).toThrow(expect.objectContaining({ status: 410 }));
     await fourth.close();
+  });
+
+  it('stays within its byte budget on disk however large the changes, and memory holds places only', async () => {
+    const dir = folder();
+    const feed = new ChangeFeed(dir, limits({ maxBytes: 2 * MiB, maxChangeBytes: 512 * 1024 }), silentLogger);
+    await feed.load();
+    const body = JSON.stringify({ text: 'x'.repeat(200 * 1024) });
+    let firstCursor = '';
+    for (let i = 0; i < 200; i++) {
+      const change = feed.publish('big', 'updated', 1, body, { id: 1 });
+      if (i === 0) firstCursor = change.cursor;
+      await feed.log.idle();
+    }
+    // 200 changes of ~400 KB (data + match) = 80 MB written; the budget plus one segment stays.
+    expect(onDisk(dir)).toBeLessThan(2 * MiB + 512 * 1024 + 2 * 410 * 1024);
+    expect(feed.report().index_bytes).toBe(feed.report().kept * KEPT_COST);
+    expect(() => feed.position('big', firstCursor)).toThrow(expect.objectContaining({ status: 410 }));
+    const kept = await replay(feed, 'big', undefined);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.every((c) => c.data === body)).toBe(true);
+    await feed.close();
+    // A restart reads it back within the budget.
+    const again = new ChangeFeed(dir, limits({ maxBytes: 2 * MiB, maxChangeBytes: 512 * 1024 }), silentLogger);
+    await again.load();
+    expect((await replay(again, 'big', undefined)).length).toBe(kept.length);
+    await again.close();
+  });
+
+  it('a change larger than max_change_bytes is kept as a reference, and memory holds its place, not its body', async () => {
+    const dir = folder();
+    const feed = new ChangeFeed(dir, limits({ maxChangeBytes: 4096 }), silentLogger);
+    await feed.load();
+    const big = feed.publish('s', 'created', 7, JSON.stringify({ id: 7, text: 'y'.repeat(10_000) }), { id: 7, text: 'y'.repeat(10_000) });
+    expect(big.omitted).toBe(true);
+    expect(big.data).toBe('null');
+    expect(big.match).toBeNull();
+    const [read] = await replay(feed, 's', undefined);
+    expect(read).toMatchObject({ id: 7, data: 'null', omitted: true, cursor: big.cursor });
+    await feed.close();
+  });
+
+  it('retention by memory: the index stays within memory_bytes', async () => {
+    const feed = new ChangeFeed(folder(), limits({ memoryBytes: 64 * 1024 }), silentLogger);
+    await feed.load();
+    for (let i = 0; i < 5000; i++) {
+      feed.publish(`s${i % 3}`, 'created', i, '{}', {});
+      if (i % 500 === 0) await feed.log.idle();
+    }
+    await feed.log.idle();
+    feed.publish('s0', 'created', -1, '{}', {});
+    // The active segment may run over until it can go; never by more than itself.
+    expect(feed.report().kept * KEPT_COST).toBeLessThan(2 * 64 * 1024 + 8 * 1024 * 1024 / 8);
+    expect(feed.report().kept).toBeLessThan(5000);
+    await feed.close();
+  });
+
+  it('converts an oversized history file of an older version as a stream, keeping its newest changes', async () => {
+    const dir = folder();
+    const legacy = path.join(dir, 'changes.jsonl');
+    const fd = openSync(legacy, 'w');
+    writeSync(fd, `${JSON.stringify({ run: 'oldrun1' })}\n`);
+    const data = JSON.stringify(JSON.stringify({ text: 'z'.repeat(64 * 1024) }));
+    // ~20 MB in one file (an older version kept everything); the budget here is 4 MiB.
+    for (let seq = 1; seq <= 300; seq++) writeSync(fd, `{"cursor":"oldrun1-${seq}","seq":${seq},"stream":"s","event":"updated","id":1,"data":${data},"match":{"id":1},"at":${Date.now()}}\n`);
+    writeSync(fd, '{"cursor":"oldrun1-301","seq":301,"str'); // torn by a crash
+    closeSync(fd);
+    const feed = new ChangeFeed(dir, limits({ maxBytes: 4 * MiB }), silentLogger);
+    await feed.load();
+    expect(readdirSync(dir)).not.toContain('changes.jsonl');
+    expect(onDisk(dir)).toBeLessThanOrEqual(4 * MiB + 4096);
+    expect(feed.latest).toBe('oldrun1-300');
+    const kept = await replay(feed, 's', undefined);
+    expect(kept.at(-1)!.seq).toBe(300);
+    expect(kept.length).toBeLessThan(300);
+    // Resuming from a cursor in the part left behind answers 410; from a kept one, the rest.
+    expect(() => feed.position('s', 'oldrun1-5')).toThrow(expect.objectContaining({ status: 410 }));
+    expect((await replay(feed, 's', 'oldrun1-298')).map((c) => c.seq)).toEqual([299, 300]);
+    await feed.close();
+  });
+
+  it('a torn last line and a line over the limit in a segment are dropped, the rest is read', async () => {
+    const dir = folder();
+    const feed = new ChangeFeed(dir, limits({ maxChangeBytes: 1024 }), silentLogger);
+    await feed.load();
+    feed.publish('s', 'created', 1, '{"id":1}', { id: 1 });
+    await feed.close();
+    const segment = readdirSync(dir).find((n) => n.startsWith('changes-'))!;
+    appendFileSync(path.join(dir, segment), `{"cursor":"x-2","seq":2,"stream":"s","data":"${'q'.repeat(100_000)}"}\n{"cursor":"x-3","se`);
+    const again = new ChangeFeed(dir, limits({ maxChangeBytes: 1024 }), silentLogger);
+    await again.load();
+    expect((await replay(again, 's', undefined)).map((c) => c.id)).toEqual([1]);
+    again.publish('s', 'updated', 1, '{"id":1}', { id: 1 });
+    await again.close();
+    // The next boot appends to a new segment: nothing is glued to the torn line.
+    const third = new ChangeFeed(dir, limits({ maxChangeBytes: 1024 }), silentLogger);
+    await third.load();
+    expect((await replay(third, 's', undefined)).map((c) => c.event)).toEqual(['created', 'updated']);
+    await third.close();
+    writeFileSync(path.join(dir, 'unrelated.txt'), 'left alone');
   });
 });

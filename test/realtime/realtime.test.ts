@@ -243,7 +243,8 @@ for (const transport of TRANSPORTS) {
     });
 
     it('1,000 concurrent WebSocket subscribers all receive one change within 2 s', async () => {
-      const app = await boot(transport.name);
+      // One test client is one address: the per-client caps are raised for it.
+      const app = await boot(transport.name, { realtime: { limits: { sockets_per_client: 1000, subscriptions_per_client: 1000 } } });
       const clients = await Promise.all(Array.from({ length: 1000 }, () => socket(`${app.url}/api/realtime`)));
       for (const { ws } of clients) ws.send('{"type":"subscribe","stream":"films"}');
       await until(() => clients.every((c) => c.messages.length === 1), 10000);
@@ -302,7 +303,7 @@ for (const transport of TRANSPORTS) {
     });
 
     it('200 concurrent EventSource subscribers all receive one change within 2 s', async () => {
-      const app = await boot(transport.name);
+      const app = await boot(transport.name, { realtime: { limits: { sse_per_client: 200 } } });
       const clients = Array.from({ length: 200 }, () => listen(`${app.url}/api/streams/films/changes`));
       await Promise.all(clients.map((c) => c.opened));
       const started = Date.now();

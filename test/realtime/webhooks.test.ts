@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -69,7 +69,8 @@ describe('webhooks', () => {
     const format = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature);
     expect(format).not.toBeNull();
     expect(Math.abs(Number(format![1]) - Date.now() / 1000)).toBeLessThan(10);
-    expect(format![2]).toBe(createHmac('sha256', 'shh').update(`${format![1]}.${body}`).digest('hex'));
+    // The signature covers the timestamp, the delivery id and the body.
+    expect(format![2]).toBe(createHmac('sha256', 'shh').update(`${format![1]}.${hook.received[2]!.id}.${body}`).digest('hex'));
     expect(JSON.parse(body)).toEqual({ event: 'created', cursor: expect.stringMatching(/-/), stream: 'films', id: 2, data: { id: 2, title: 'Aliens' } });
     const ready = await app.request('GET', '/readyz');
     expect(ready.status).toBe(200);
@@ -133,7 +134,7 @@ describe('webhooks', () => {
     process.env.STREAMS_WEBHOOK_FILMS = 'from-the-environment';
     cleanups.push(() => void delete process.env.STREAMS_WEBHOOK_FILMS);
     const hook = await receiver((_n, res) => res.end());
-    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'] } }, {
+    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'], stream_webhook_secrets: { films: 'STREAMS_WEBHOOK_FILMS' } } }, {
       streams: {
         films: { ...films, webhooks: [{ url: hook.url, events: ['deleted'], secret_env: 'STREAMS_WEBHOOK_FILMS' }] },
         other: { fields: { id: 'integer' } },
@@ -148,7 +149,7 @@ describe('webhooks', () => {
     const { signature, body } = hook.received[0]!;
     expect(JSON.parse(body)).toMatchObject({ event: 'deleted', stream: 'films', id: 2, data: null });
     const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
-    expect(v1).toBe(createHmac('sha256', 'from-the-environment').update(`${t}.${body}`).digest('hex'));
+    expect(v1).toBe(createHmac('sha256', 'from-the-environment').update(`${t}.${hook.received[0]!.id}.${body}`).digest('hex'));
     // The definition shows where the secret comes from, never the secret.
     expect(JSON.stringify((await app.request('GET', '/api/streams/films')).json)).not.toContain('from-the-environment');
     // A bad webhook in a definition is refused like any bad definition key, naming it.
@@ -174,7 +175,7 @@ describe('webhooks', () => {
       res.statusCode = 503;
       res.end();
     });
-    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'], webhook_retry_base_ms: 100 } }, {
+    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'], stream_webhook_secrets: { films: 'STREAMS_WEBHOOK_FILMS' }, webhook_retry_base_ms: 100 } }, {
       streams: { films: { ...films, webhooks: [{ url: hook.url, secret_env: 'STREAMS_WEBHOOK_FILMS' }] } },
     });
     await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
@@ -203,15 +204,23 @@ describe('webhooks', () => {
     expect(snippet!.trimEnd().split('\n').length).toBeLessThanOrEqual(10);
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'verify-')), 'verify.mjs');
     writeFileSync(file, snippet!);
-    const { verify } = (await import(pathToFileURL(file).href)) as { verify(secret: string, header: string, body: string): boolean };
+    const { verify } = (await import(pathToFileURL(file).href)) as { verify(secret: string, header: string, id: string, body: string): boolean };
     const hook = await receiver((_n, res) => res.end());
     const app = await boot('node', { realtime: { webhooks: [{ url: hook.url, secret: 'a long random string' }] } });
     await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
     await until(() => hook.received.length === 1);
-    const { signature, body } = hook.received[0]!;
-    expect(verify('a long random string', signature, body)).toBe(true);
-    expect(verify('another secret', signature, body)).toBe(false);
-    expect(verify('a long random string', signature, body.replace('two', 'owt'))).toBe(false);
+    const { signature, body, id } = hook.received[0]!;
+    expect(verify('a long random string', signature, id, body)).toBe(true);
+    expect(verify('another secret', signature, id, body)).toBe(false);
+    expect(verify('a long random string', signature, id, body.replace('two', 'owt'))).toBe(false);
+    // A captured delivery replayed under a new id (to get past deduplication) fails.
+    expect(verify('a long random string', signature, randomUUID(), body)).toBe(false);
+    // So does one replayed later than the tolerance: the timestamp is signed too.
+    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
+    const old = `t=${Number(t) - 600},v1=${v1}`;
+    expect(verify('a long random string', old, id, body)).toBe(false);
+    const resigned = `t=${Number(t) - 600},v1=${createHmac('sha256', 'a long random string').update(`${Number(t) - 600}.${id}.${body}`).digest('hex')}`;
+    expect(verify('a long random string', resigned, id, body)).toBe(false);
   });
 
   it('a failing endpoint shows in /readyz details and never blocks writes; pending deliveries survive a restart', async () => {
