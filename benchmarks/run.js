@@ -84,7 +84,9 @@ async function main() {
     process.stderr.write(`bench: ${missing}\n`);
     return 1;
   }
-  const wrk = wrkVersion();
+  // wrk drives every part but the realtime one (`--only realtime` runs without it).
+  const needsWrk = options.sizes.length > 0 || options.scaling.length > 0 || options.atScale.length > 0;
+  const wrk = needsWrk ? wrkVersion() : 'not used';
   if (!wrk) {
     process.stderr.write(`bench: ${WRK_MISSING}\n`);
     return 1;
@@ -125,7 +127,7 @@ async function main() {
   const started = performance.now();
   const meta = metadata(options, workDir, wrk);
   log(`bench: mode ${options.mode}, scenarios ${options.scenarios.join(', ')}, datasets ${options.sizes.join(', ')}, work dir ${workDir}`);
-  const results = { meta, datasets: [], scaling: [], realtime: [], baseline: [] };
+  const results = { meta, datasets: [], scaling: [], realtime: null, baseline: [] };
   try {
     for (const count of options.sizes) {
       const app = await generateFilebaseApp(path.join(workDir, `filebase-${count}`), count, { peer: options.peer });
@@ -145,7 +147,7 @@ async function main() {
     }
     if (options.atScale.length) results.baseline = await benchBaseline({ options, workDir, track, log });
     if (options.scaling.length) results.scaling = await benchScaling({ options, workDir, track, log });
-    results.realtime = await benchRealtime({ options, workDir, track, log });
+    if (options.realtime) results.realtime = await benchRealtime({ options, workDir, track, log });
   } catch (error) {
     if (interrupted) return 130;
     log(`bench: FAILED: ${error.stack ?? error.message}`);

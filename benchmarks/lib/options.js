@@ -10,7 +10,12 @@ export const USAGE = `Usage: npm run bench [-- options]
                      scaling 1k/10k/100k/1M with filter latency everywhere (30+ minutes)
   --smoke            a harness self-check in under a minute: 1k entries, 1 run x 1 s;
                      results go to a temporary folder, never to benchmarks/results
-  --only a,b         run only these scenarios: get-one,list,filtered,query,patch,create
+  --only a,b         run only these scenarios: get-one,list,filtered,query,patch,create,realtime
+                     (without any of the first six: no datasets, scaling or at-scale runs
+                     unless --scaling or --at-scale is given; --only realtime runs it alone)
+  --subscribers 1,100,...  WebSocket subscriber counts of the realtime latency levels
+                     (quick and full: 1,100,1000,10000)
+  --large-subscribers N    subscribers during the 1 MB changes (quick and full: 1000)
   --sizes 10000,...  entry counts of the scenario datasets (overrides the mode)
   --scaling 1000,... entry counts of the scaling table (overrides the mode; "none" skips it)
   --runs N --duration S --warmup S   override the mode's run count and lengths
@@ -28,6 +33,8 @@ export const USAGE = `Usage: npm run bench [-- options]
 MongoDB scenarios run too when MONGODB_URL is set (database streams_bench_<pid>, dropped at the end).`;
 
 export const SCENARIO_IDS = ['get-one', 'list', 'filtered', 'query', 'patch', 'create'];
+/** Selectable with --only beside the scenarios: the realtime bench (lib/realtime.js). */
+export const REALTIME_ID = 'realtime';
 
 const MODES = {
   quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1, atScale: [100_000] },
@@ -69,6 +76,8 @@ export function parseOptions(argv) {
       keep: { type: 'boolean' },
       'no-pin': { type: 'boolean' },
       'product-root': { type: 'string' },
+      subscribers: { type: 'string' },
+      'large-subscribers': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -77,16 +86,23 @@ export function parseOptions(argv) {
   if (chosen.length > 1) throw new Error(`choose one of --quick, --full, --smoke (got ${chosen.join(' and ')})`);
   const mode = chosen[0] ?? 'full';
   const base = MODES[mode];
-  const only = values.only ? values.only.split(',').map((s) => s.trim()) : SCENARIO_IDS;
-  const unknown = only.filter((id) => !SCENARIO_IDS.includes(id));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIO_IDS.join(', ')}`);
+  const known = [...SCENARIO_IDS, REALTIME_ID];
+  const only = values.only ? values.only.split(',').map((s) => s.trim()) : known;
+  const unknown = only.filter((id) => !known.includes(id));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  const scenarios = SCENARIO_IDS.filter((id) => only.includes(id));
+  // `--only realtime` (no wrk scenario): nothing else runs unless asked for by name.
+  const wrkParts = scenarios.length > 0;
   return {
     help: false,
     mode,
-    scenarios: SCENARIO_IDS.filter((id) => only.includes(id)),
-    sizes: values.sizes ? numberList(values.sizes, 'sizes') : base.sizes,
-    scaling: values.scaling ? numberList(values.scaling, 'scaling') : base.scaling,
-    atScale: values['at-scale'] ? numberList(values['at-scale'], 'at-scale') : base.atScale,
+    scenarios,
+    realtime: only.includes(REALTIME_ID),
+    subscribers: values.subscribers ? numberList(values.subscribers, 'subscribers') : null,
+    largeSubscribers: values['large-subscribers'] ? Math.round(positive(values['large-subscribers'], 'large-subscribers')) : null,
+    sizes: values.sizes ? numberList(values.sizes, 'sizes') : wrkParts ? base.sizes : [],
+    scaling: values.scaling ? numberList(values.scaling, 'scaling') : wrkParts ? base.scaling : [],
+    atScale: values['at-scale'] ? numberList(values['at-scale'], 'at-scale') : wrkParts ? base.atScale : [],
     scalingFilterMax: base.scalingFilterMax,
     boots: base.boots,
     runs: values.runs ? Math.round(positive(values.runs, 'runs')) : base.runs,

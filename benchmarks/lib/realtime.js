@@ -1,88 +1,93 @@
-// Change-to-subscriber latency (issue #19): N WebSocket subscribers on one stream, one
-// PATCH at a time through the API; for each change, the time from sending the PATCH to
-// each subscriber receiving its message. The product runs pinned to its core; the
-// subscribers and the writer live in this process, on the other core.
+// Realtime (issues #19 and #26). Two measures, each on a freshly started product pinned to its
+// core, with the subscribers and the writer in this process, pinned to the other core:
+// - change-to-subscriber latency: N WebSocket subscribers on `items`, one PATCH at a time;
+//   for each change, the time from sending the PATCH to each subscriber receiving its message
+//   (p50/p99/max over all of them), and the server's RSS per idle subscriber;
+// - 1 MB changes (`realtime-large.js`): write latency without subscribers and with 1,000.
 import path from 'node:path';
 import { request } from 'undici';
-import WebSocket from 'ws';
-import { generateFilebaseApp } from './dataset.js';
-import { startProduct } from './processes.js';
+import { LOAD_CPU, startProduct } from './processes.js';
+import { generateRealtimeApp } from './realtime-app.js';
+import { arrivals, closeAll, onCpu, settledRssKb, subscribe } from './realtime-clients.js';
+import { benchLargeChanges, largeTable } from './realtime-large.js';
+import { percentile } from './stats.js';
 
-const LEVELS = { smoke: [1, 10], quick: [1, 100, 1000], full: [1, 100, 1000] };
+export const LEVELS = { smoke: [1, 10], quick: [1, 100, 1000, 10_000], full: [1, 100, 1000, 10_000] };
 const WRITES = { smoke: 5, quick: 30, full: 200 };
+/** Below this many subscribers the RSS difference is mostly noise: not reported per subscriber. */
+const RSS_MIN_SUBSCRIBERS = 100;
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function subscribe(url, count) {
-  const clients = [];
-  const ws = url.replace(/^http/, 'ws');
-  for (let i = 0; i < count; i += 100) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(100, count - i) }, () => new Promise((resolve, reject) => {
-        const socket = new WebSocket(`${ws}/api/realtime`);
-        const client = { socket, onChange: null };
-        socket.once('error', reject);
-        socket.on('message', (data) => {
-          const message = JSON.parse(String(data));
-          if (message.type === 'subscribed') resolve(client);
-          else if (message.type === 'updated') client.onChange?.(message);
-        });
-        socket.once('open', () => socket.send('{"type":"subscribe","stream":"items"}'));
-      })),
-    );
-    clients.push(...batch);
-  }
-  return clients;
-}
-
-/** p50/p99 change-to-subscriber latency at each level of subscribers. */
 export async function benchRealtime({ options, workDir, track, log }) {
-  const levels = LEVELS[options.mode] ?? LEVELS.quick;
-  const writes = WRITES[options.mode] ?? WRITES.quick;
-  const app = await generateFilebaseApp(path.join(workDir, 'realtime-1000'), 1000, { peer: false });
-  const server = track(await startProduct(app.config, { pin: options.pin }));
-  const results = [];
-  try {
-    for (const level of levels) {
-      const clients = await subscribe(server.url, level);
-      const latencies = [];
-      for (let n = 0; n < writes; n++) {
-        const done = new Promise((resolve) => {
-          let left = clients.length;
-          const sent = performance.now();
-          for (const client of clients) {
-            client.onChange = () => {
-              latencies.push(performance.now() - sent);
-              client.onChange = null;
-              if (--left === 0) resolve();
-            };
-          }
-        });
-        const answer = await request(`${server.url}/api/streams/items/entries/1`, {
-          method: 'PATCH',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ price: n + 0.5 }),
-        });
-        await answer.body.dump();
-        await done;
+  const app = await generateRealtimeApp(path.join(workDir, 'realtime-1000'));
+  return onCpu(LOAD_CPU, options.pin, async () => {
+    const levels = [];
+    for (const subscribers of options.subscribers ?? LEVELS[options.mode] ?? LEVELS.quick) {
+      const server = track(await startProduct(app.config, { pin: options.pin }));
+      try {
+        levels.push(await level(server, subscribers, WRITES[options.mode] ?? WRITES.quick, log));
+      } finally {
+        await server.stop();
       }
-      for (const client of clients) client.socket.terminate();
-      latencies.sort((a, b) => a - b);
-      const row = { subscribers: level, changes: writes, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: latencies[latencies.length - 1] };
-      results.push(row);
-      log(`[realtime] ${level} subscriber(s): p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms over ${writes} changes (from PATCH sent to message received, each subscriber)`);
+    }
+    const server = track(await startProduct(app.config, { pin: options.pin }));
+    try {
+      return { levels, large: await benchLargeChanges({ server, options, log }) };
+    } finally {
+      await server.stop();
+    }
+  });
+}
+
+async function level(server, subscribers, writes, log) {
+  await patchPrice(server.url, 0.25); // warm-up: the write path compiled before anything is timed
+  const rssBeforeKb = await settledRssKb(server.pid);
+  const clients = await subscribe(server.url, subscribers, 'items');
+  const rssAfterKb = await settledRssKb(server.pid);
+  const latencies = [];
+  let missing = 0;
+  try {
+    for (let n = 0; n < writes; n++) {
+      const sent = performance.now();
+      const done = arrivals(clients, sent, latencies);
+      await patchPrice(server.url, n + 0.5);
+      missing += await done;
     }
   } finally {
-    await server.stop();
+    await closeAll(clients);
   }
-  return results;
+  latencies.sort((a, b) => a - b);
+  const row = {
+    subscribers,
+    changes: writes,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: latencies[latencies.length - 1],
+    missing,
+    rssBeforeMb: rssBeforeKb / 1024,
+    rssAfterMb: rssAfterKb / 1024,
+    rssPerSubscriberBytes: subscribers >= RSS_MIN_SUBSCRIBERS ? ((rssAfterKb - rssBeforeKb) * 1024) / subscribers : null,
+  };
+  const rss = row.rssPerSubscriberBytes === null ? '' : `, RSS ${row.rssBeforeMb.toFixed(1)} -> ${row.rssAfterMb.toFixed(1)} MB (${(row.rssPerSubscriberBytes / 1024).toFixed(2)} KiB per idle subscriber)`;
+  log(`[realtime] ${subscribers} subscriber(s): p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, max ${row.maxMs.toFixed(2)} ms over ${writes} changes${missing ? `, ${missing} deliveries MISSING (subscriber dropped)` : ''}${rss}`);
+  return row;
+}
+
+async function patchPrice(url, price) {
+  const answer = await request(`${url}/api/streams/items/entries/1`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ price }),
+  });
+  await answer.body.dump();
+  if (answer.statusCode !== 200) throw new Error(`PATCH items/1 answered ${answer.statusCode}`);
 }
 
 export function realtimeTable(results) {
-  if (!results.realtime?.length) return '';
-  const rows = results.realtime.map((r) => `| ${r.subscribers} | ${r.changes} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.maxMs.toFixed(2)} |`);
-  return `| WebSocket subscribers | changes | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|\n${rows.join('\n')}`;
+  const levels = Array.isArray(results.realtime) ? results.realtime : results.realtime?.levels;
+  if (!levels?.length) return '';
+  const kib = (bytes) => (bytes === null || bytes === undefined ? '–' : (bytes / 1024).toFixed(2));
+  const rows = levels.map((r) => `| ${r.subscribers.toLocaleString('en-US')} | ${r.changes} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.maxMs.toFixed(2)} | ${r.missing ?? 0} | ${kib(r.rssPerSubscriberBytes)} |`);
+  const table = `| WebSocket subscribers | changes | p50 ms | p99 ms | max ms | missed | RSS KiB per idle subscriber |\n|---:|---:|---:|---:|---:|---:|---:|\n${rows.join('\n')}`;
+  const large = largeTable(results.realtime?.large);
+  return large ? `${table}\n\n${large}` : table;
 }

@@ -51,6 +51,14 @@ export function goals(results) {
     if (r.boot) add(`boot to first servable entry (/readyz from spawn), ${size}`, r.boot.servableMs, big ? 10_000 : 1_500, false, `readyz 200 at ${Math.round(r.boot.readyMs)} ms${r.boot.honest ? '' : ', READY BEFORE SERVABLE'}`, 'ms', r.boot.entryStatus === 200);
     if (!big && Number.isFinite(r.newOrderMs)) add(`new sort order (first page), ${size}`, r.newOrderMs, 50, false, `median of ${r.sortOrders.length} orders; slowest page of any ${Math.round(r.newOrderMaxMs)} ms`, 'ms');
   }
+  // Issue #26: realtime under load (lib/realtime.js).
+  const levels = Array.isArray(results.realtime) ? results.realtime : results.realtime?.levels ?? [];
+  const top = levels.find((r) => r.subscribers >= 10_000);
+  if (top) add('p99 change-to-subscriber, 10,000 subscribers', top.p99Ms, 100, false, `${top.changes} changes`, 'ms', !top.missing);
+  const idle = [...levels].reverse().find((r) => r.rssPerSubscriberBytes !== null && r.rssPerSubscriberBytes !== undefined);
+  if (idle) add('RSS per idle WebSocket subscriber', idle.rssPerSubscriberBytes / 1024, 10, false, `${idle.subscribers.toLocaleString('en-US')} subscribers`, 'KiB');
+  const large = results.realtime?.large;
+  if (large) add(`1 MB write answered, ${large.subscribers.toLocaleString('en-US')} subscribers (p99)`, large.with.p99Ms, 50, false, `${large.writes} writes; ${large.without.p99Ms.toFixed(1)} ms without subscribers`, 'ms', !large.missing);
   return out;
 }
 
@@ -93,8 +101,9 @@ function summaryTable(results) {
 function goalsTable(results) {
   const lines = ['| goal | target | measured | met | where |', '|---|---:|---:|:---:|---|'];
   for (const g of goals(results)) {
-    const target = g.unit === 'ms' ? `< ${g.target} ms` : `≥ ${g.target}×`;
-    const value = g.value === null ? '–' : g.unit === 'ms' ? `${num(g.value, 2)} ms` : times(g.value);
+    // Ratios are goals from below (≥); times and sizes (ms, KiB) from above (<).
+    const target = g.unit === '×' ? `≥ ${g.target}×` : `< ${g.target} ${g.unit}`;
+    const value = g.value === null ? '–' : g.unit === '×' ? times(g.value) : `${num(g.value, 2)} ${g.unit}`;
     lines.push(`| ${g.goal} | ${target} | ${value} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**no**'} | ${g.where} |`);
   }
   return lines.join('\n');
@@ -156,7 +165,7 @@ ${goalsTable(results)}
 
 ${realtimeTable(results) || 'Not measured.'}
 
-From sending a PATCH through the API to each WebSocket subscriber receiving the change (the writer and the subscribers share one core; the product has the other).
+From sending a PATCH through the API to each WebSocket subscriber receiving the change (the writer and the subscribers share one core; the product has the other), each level on a freshly started product; RSS per idle subscriber is the product's settled RSS after subscribing minus before, divided by the subscribers. 1 MB changes: PATCH answer times without subscribers and with them (each write waits until every subscriber has the previous change).
 
 ## Scaling
 
@@ -182,7 +191,7 @@ export async function writeResults(results, { dir, readme }) {
     const a = text.indexOf(start);
     const b = text.indexOf(end);
     if (a !== -1 && b > a) {
-      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${baselineTable(results)}\n\n${goalsTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
+      const block = `${start}\nLatest: [${base}](results/${base}.md)\n\n${metaLines(results)}\n\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${baselineTable(results)}\n\n${goalsTable(results)}\n\n${realtimeTable(results)}\n\n${scalingTable(results)}\n${results.scaling.length ? `\n![scaling](results/${svgName})\n` : ''}${end}`;
       await writeFile(readme, text.slice(0, a) + block + text.slice(b + end.length));
     }
   }

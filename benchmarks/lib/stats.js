@@ -30,3 +30,9 @@ export function summarize(runs) {
     requests: runs.reduce((sum, r) => sum + (r.requests || 0), 0),
   };
 }
+
+/** The p-th percentile of an ascending list (nearest rank below); null when empty. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}

@@ -60,6 +60,14 @@ describe('options', () => {
     assert.throws(() => parseOptions(['--only', 'get-one,nope']), /unknown scenario/);
     assert.throws(() => parseOptions(['--sizes', '10,-1']), /positive integers/);
   });
+  it('--only realtime runs the realtime bench alone; other --only lists leave it out', () => {
+    const alone = parseOptions(['--quick', '--only', 'realtime', '--subscribers', '1,500', '--large-subscribers', '100']);
+    assert.equal(alone.realtime, true);
+    assert.deepEqual([alone.scenarios, alone.sizes, alone.scaling, alone.atScale], [[], [], [], []]);
+    assert.deepEqual([alone.subscribers, alone.largeSubscribers], [[1, 500], 100]);
+    assert.equal(parseOptions(['--only', 'get-one']).realtime, false);
+    assert.equal(parseOptions(['--quick']).realtime, true);
+  });
 });
 
 describe('scenarios and statistics', () => {
@@ -88,6 +96,18 @@ describe('scenarios and statistics', () => {
     assert.equal(byGoal['GET one vs bare uWS (same bytes)'].met, null);
     assert.equal(byGoal['filtered list vs json-server'].met, true);
     assert.equal(byGoal['durable create vs bare fsync ceiling'].met, false);
+  });
+  it('states the realtime goals: p99 at 10,000 subscribers, RSS per idle subscriber, a 1 MB write with subscribers', () => {
+    const level = (subscribers, p99Ms, rssPerSubscriberBytes, missing = 0) => ({ subscribers, changes: 30, p50Ms: 1, p99Ms, maxMs: p99Ms, missing, rssPerSubscriberBytes });
+    const large = { writes: 10, subscribers: 1000, without: { p50Ms: 20, p99Ms: 30, maxMs: 30 }, with: { p50Ms: 40, p99Ms: 60, maxMs: 60 }, delivery: {}, missing: 0 };
+    const results = { meta: { connections: 50 }, scaling: [], datasets: [], realtime: { levels: [level(1, 2, null), level(10_000, 80, 6000)], large } };
+    const byGoal = Object.fromEntries(goals(results).map((g) => [g.goal, g]));
+    assert.equal(byGoal['p99 change-to-subscriber, 10,000 subscribers'].met, true);
+    assert.equal(byGoal['RSS per idle WebSocket subscriber'].value, 6000 / 1024);
+    assert.equal(byGoal['RSS per idle WebSocket subscriber'].met, true);
+    assert.equal(byGoal['1 MB write answered, 1,000 subscribers (p99)'].met, false);
+    results.realtime.levels[1].missing = 3;
+    assert.equal(goals(results).find((g) => g.goal.startsWith('p99 change')).met, null);
   });
   it('draws a chart even with missing latency points', () => {
     const svg = scalingSvg([{ count: 1000, bootMs: 300, rssKb: 80_000, filter: { p50Ms: 0.3, p99Ms: 1 } }, { count: 100_000, bootMs: 3000, rssKb: 300_000, filter: null }], 'x');

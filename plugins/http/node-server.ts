@@ -20,6 +20,16 @@ import { statusLine, statusText } from './status-text.js';
 export const MAX_HEAD_BYTES = 16 * 1024;
 export const MAX_HEADERS = 100;
 
+/**
+ * A request head must be complete within this long, as on uWebSockets.js (it closes a
+ * connection idle or stuck in its head after about 10 s). Node's own defaults (60 s, checked
+ * every 30 s) kept a head sent one byte at a time open for 75 s and more: a cheap way to hold
+ * sockets. Not configurable, so both transports answer alike.
+ */
+export const HEAD_TIMEOUT_MS = 10_000;
+/** How often node looks for connections past those limits (its default, 30 s, is most of the slack). */
+export const CONNECTIONS_CHECK_MS = 1_000;
+
 class NodeTransportRequest extends TransportRequest {
   socket: Socket | null = null;
 
@@ -48,7 +58,18 @@ export class NodeHttpServer extends HttpServerCore {
   async listen(): Promise<void> {
     const host = this.config.http.host;
     const port = await this.portToBind();
-    const server = http.createServer({ maxHeaderSize: MAX_HEAD_BYTES, keepAliveTimeout: 10_000 }, (req, res) => this.onRequest(req, res));
+    const server = http.createServer(
+      {
+        maxHeaderSize: MAX_HEAD_BYTES,
+        keepAliveTimeout: 10_000,
+        headersTimeout: HEAD_TIMEOUT_MS,
+        // The whole request: its head, then its body within `http.body_timeout_ms` (whose own 408,
+        // with the envelope, comes first; this is node's backstop, a second later).
+        requestTimeout: HEAD_TIMEOUT_MS + this.config.http.body_timeout_ms + 1_000,
+        connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+      },
+      (req, res) => this.onRequest(req, res),
+    );
     // node truncates silently past maxHeadersCount: keep one more to tell "too many" apart.
     server.maxHeadersCount = MAX_HEADERS + 1;
     server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => this.onClientError(error, socket));

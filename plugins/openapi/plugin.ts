@@ -7,10 +7,8 @@ import { FIELDS } from '../fields/index.js';
 import type { HttpReply } from '../http/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
 import { docsAsset, docsPage } from './docs-page.js';
+import { DocumentCache } from './document-cache.js';
 import { buildDocument, type InterfaceView } from './document.js';
-
-/** Documents kept (one per interface and base URL), dropped whenever a definition changes. */
-const MAX_CACHED = 16;
 
 /**
  * The openapi plugin: `GET <prefix>/openapi.json`, a live OpenAPI 3.1 document of the
@@ -24,29 +22,16 @@ export const openapiPlugin = definePlugin({
     const api = use(API);
     const registry = use(STREAM_REGISTRY);
     const fields = use(FIELDS);
-    const cache = new Map<string, string>();
+    // Templates are also checked against the definitions they were built from; the hook frees them early.
+    const cache = new DocumentCache();
     hooks.on('definition.changed', () => cache.clear());
     const version = packageVersion();
 
     const document = async (request: ApiRequest): Promise<HttpReply> => {
-      const base = api.baseUrl(request);
-      const key = `${request.api.interface}\u0000${base}`;
-      let body = cache.get(key);
-      if (body === undefined) {
-        const built = buildDocument({
-          config,
-          registry,
-          fields,
-          view: interfaceView(config, request),
-          baseUrl: base,
-          version,
-          extras: api.extraEndpoints(),
-        });
-        body = JSON.stringify(built);
-        if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-        cache.set(key, body);
-      }
-      return conditionalReply(request, body);
+      const build = (serverUrl: string): object =>
+        buildDocument({ config, registry, fields, view: interfaceView(config, request), baseUrl: serverUrl, version, extras: api.extraEndpoints() });
+      const { body, etag } = cache.get(request.api.interface, api.baseUrl(request), registry.list(), build);
+      return conditionalReply(request, body, undefined, etag);
     };
     api.addEndpoint({ name: 'openapi.document', method: 'GET', pattern: '/openapi.json', handler: document });
     api.addEndpoint({
