@@ -18,7 +18,17 @@ export const LARGE_STREAM = 'notes';
  */
 export const REALTIME_BENCH_CONFIG = {
   realtime: {
-    // e.g. limits: { per_client_subscriptions: 20_000, subscriptions: 20_000, per_client_sse: 20_000 },
+    // Every bench client comes from one address: the per-client caps (32 sockets by default) and
+    // the totals are raised so 10,000 subscribers on 10,000 sockets are all admitted.
+    limits: {
+      sockets_per_client: 20_000,
+      sockets_total: 20_000,
+      subscriptions_per_client: 20_000,
+      subscriptions_total: 40_000,
+      sse_per_client: 20_000,
+      sse_total: 20_000,
+      registry_bytes: 64 * 1024 * 1024,
+    },
   },
   // A 1 MB change is a PATCH body of a little over 1 MB (the default cap is 1 MiB).
   http: { host: '127.0.0.1', max_body: 4 * 1024 * 1024 },

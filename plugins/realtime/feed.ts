@@ -264,13 +264,19 @@ export class ChangeFeed {
     return seq;
   }
 
-  /** Up to `max` kept changes of `stream` after `after` (where they lie, not their bodies); 410 when some after it are gone. */
-  after(stream: string, after: number, max: number): Kept[] {
+  /**
+   * Kept changes of `stream` after `after` (where they lie, not their bodies): up to `max`
+   * of them and about `maxBytes` of history (always at least one). 410 when some after it are gone.
+   */
+  after(stream: string, after: number, max: number, maxBytes = Infinity): Kept[] {
     if (after < this.floorOf(stream)) throw this.gone(stream, `${this.run}-${after}`);
     const kept = this.history.get(stream);
     if (kept === undefined) return [];
     const from = kept.after(after);
-    return kept.items.slice(from, from + max);
+    let to = from;
+    let bytes = 0;
+    while (to < kept.items.length && to - from < max && (to === from || bytes + kept.items[to]!.ref.length <= maxBytes)) bytes += kept.items[to++]!.ref.length;
+    return kept.items.slice(from, to);
   }
 
   /** The changes kept at these places, read back from the history. */
@@ -341,8 +347,8 @@ export class ChangeFeed {
 
   private gone(stream: string, cursor: string): AppError {
     const oldest = this.oldestCursor(stream);
-    return new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again${oldest ? ` (the oldest kept cursor is ${oldest})` : ''}.`, [
-      { message: 'The cursor is older than the change history.', meta: { oldest: oldest ?? null, latest: this.latest ?? null } },
+    return new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again (the oldest kept cursor is ${oldest}).`, [
+      { message: 'The cursor is older than the change history.', meta: { oldest, latest: this.latest ?? null } },
     ]);
   }
 
@@ -370,11 +376,13 @@ export class ChangeFeed {
     if (this.runs.size > MAX_RUNS) this.runs.delete(this.runs.values().next().value!);
   }
 
-  /** The cursor from which every kept change of the stream replays (the one before its oldest). */
-  private oldestCursor(stream: string): string | undefined {
+  /**
+   * The cursor from which every kept change of the stream replays (the one before its
+   * oldest; with none kept, the newest position): a client that got a 410 follows from it.
+   */
+  private oldestCursor(stream: string): string {
     const first = this.history.get(stream)?.first();
-    if (first === undefined) return this.latest;
-    return first.seq > 1 ? `${this.run}-${first.seq - 1}` : undefined;
+    return `${this.run}-${first === undefined ? this.seq : first.seq - 1}`;
   }
 
   private keep(stream: string, kept: Kept): void {

@@ -12,7 +12,10 @@ export interface ReplayTarget {
 export interface ReplayBudget {
   /** Bytes of history one request may replay; past them it stops with a cursor to resume from. */
   bytes: number;
-  /** The replay waits while more than this many bytes are still waiting for the client. */
+  /**
+   * The replay waits while more than this many bytes are still waiting for the client, and
+   * reads about as many at a time: what it writes between two looks never passes twice this.
+   */
   pauseAbove: number;
 }
 
@@ -41,17 +44,18 @@ export async function follow(feed: ChangeFeed, stream: string, after: number, fi
   let cursor: string | undefined;
   for (;;) {
     if (target.closed()) return { live: false, cursor: undefined };
-    const places = feed.after(stream, after, BATCH);
+    const places = feed.after(stream, after, BATCH, Math.min(budget.pauseAbove, budget.bytes - spent));
     if (places.length === 0) return { live: true, stop: feed.subscribe(stream, filter, (change) => target.write(change)) };
     const changes = await feed.read(places);
-    for (const change of changes) {
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i]!;
       if (target.closed()) return { live: false, cursor: undefined };
       if (filter.accepts(change)) target.write(change);
       after = change.seq;
       cursor = change.cursor;
+      spent += places[i]!.ref.length;
+      if (spent >= budget.bytes) return { live: false, cursor };
     }
-    for (const place of places) spent += place.ref.length;
-    if (spent >= budget.bytes) return { live: false, cursor: cursor! };
     while (target.buffered() > budget.pauseAbove && !target.closed()) await sleep(PAUSE_MS);
   }
 }
@@ -65,7 +69,7 @@ export async function page(feed: ChangeFeed, stream: string, after: number, filt
   let spent = 0;
   let last: string | undefined;
   for (;;) {
-    const places = feed.after(stream, after, BATCH);
+    const places = feed.after(stream, after, BATCH, budgetBytes - spent);
     if (places.length === 0) return { changes: out, last, more: false };
     const changes = await feed.read(places);
     for (let i = 0; i < changes.length; i++) {

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -240,5 +240,75 @@ describe('webhooks', () => {
     cleanups.push(() => kernel.shutdown());
     const ready = await request(`${kernel.get(HTTP_SERVER).url}/readyz`);
     expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
+  });
+
+  it('a delivery that keeps failing is moved to the dead letters after webhook_max_attempts, reported in /readyz, never retried forever', async () => {
+    const hook = await receiver((_n, res) => {
+      res.statusCode = 500;
+      res.end();
+    });
+    const app = await boot('node', { realtime: { webhooks: [{ url: hook.url }], webhook_retry_base_ms: 20, webhook_max_attempts: 3 } });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await until(() => hook.received.length === 3, 5000);
+    let webhooks: Record<string, unknown> = {};
+    await eventually(async () => {
+      webhooks = (await app.request('GET', '/readyz')).json.details.webhooks;
+      expect(webhooks.dead_letters).toMatchObject({ count: 1 });
+    }, 5000);
+    expect(webhooks.pending).toBeUndefined();
+    const file = path.join(app.root, 'streams/data/.realtime/dead-letters.jsonl');
+    const [letter] = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(letter).toMatchObject({ id: hook.received[0]!.id, url: hook.url, attempts: 3, reason: expect.stringMatching(/answered 500/) });
+    expect(JSON.parse(letter!.body as string)).toMatchObject({ event: 'created', id: 2 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.received).toHaveLength(3);
+  });
+
+  it('a delivery older than webhook_max_age_seconds goes to the dead letters at its next failure', async () => {
+    const hook = await receiver((_n, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const app = await boot('node', { realtime: { webhooks: [{ url: hook.url }], webhook_retry_base_ms: 400, webhook_max_age_seconds: 1 } });
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await eventually(async () => expect((await app.request('GET', '/readyz')).json.details.webhooks.dead_letters).toMatchObject({ count: 1 }), 10000);
+    expect(hook.received.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a stream signs only with the secret the config maps to it: a definition naming another stream\'s variable is refused', async () => {
+    process.env.STREAMS_WEBHOOK_FILMS = 'films-secret';
+    cleanups.push(() => void delete process.env.STREAMS_WEBHOOK_FILMS);
+    const hook = await receiver((_n, res) => res.end());
+    const app = await boot('node', { realtime: { stream_webhook_hosts: ['127.0.0.1'], stream_webhook_secrets: { films: 'STREAMS_WEBHOOK_FILMS' } } });
+    const stolen = await app.request('POST', '/api/streams', { id: 'other', fields: { id: 'integer' }, webhooks: [{ url: hook.url, secret_env: 'STREAMS_WEBHOOK_FILMS' }] });
+    expect(stolen.status).toBe(409);
+    expect(stolen.json.errors[0].meta.field).toBe('/webhooks/0/secret_env');
+    expect(stolen.json.errors[0].message).toMatch(/maps \[other\] to no variable/);
+    // Without secret_env a stream's webhook is signed with its own mapped secret, if any.
+    expect((await app.request('PATCH', '/api/streams/films', { webhooks: [{ url: hook.url, events: ['created'] }] })).status).toBe(200);
+    await app.request('POST', '/api/streams/films/entries', { id: 2, title: 'two' });
+    await until(() => hook.received.length === 1);
+    const { signature, body, id } = hook.received[0]!;
+    const [t, v1] = signature.split(',').map((p) => p.split('=')[1]!);
+    expect(v1).toBe(createHmac('sha256', 'films-secret').update(`${t}.${id}.${body}`).digest('hex'));
+  });
+
+  it('an outbox file of an older version (one file, pending and done deliveries) is read as a stream at boot and its pending ones delivered', async () => {
+    const hook = await receiver((_n, res) => res.end());
+    const app = await boot('node');
+    await app.kernel.shutdown();
+    const folder = path.join(app.root, 'streams/data/.realtime');
+    mkdirSync(folder, { recursive: true });
+    const add = (id: string, n: number): string => JSON.stringify({ add: { id, url: hook.url, stream: 'films', body: JSON.stringify({ event: 'created', cursor: `old-${n}`, stream: 'films', id: n, data: { id: n } }), attempts: 2, due: Date.now() } });
+    const lines = [add('done-one', 1), add('pending-one', 2), JSON.stringify({ done: 'done-one' }), JSON.stringify({ retry: 'pending-one', attempts: 3, due: Date.now() + 1000 }), '{"add":{"id":"torn'];
+    writeFileSync(path.join(folder, 'outbox.jsonl'), lines.join('\n'));
+    const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0, transport: 'node' }, log: { level: 'silent' }, realtime: { webhooks: [{ url: hook.url }] } }, app.root), { plugins: [] });
+    await kernel.boot();
+    cleanups.push(() => kernel.shutdown());
+    await until(() => hook.received.length === 1);
+    expect(hook.received[0]!.id).toBe('pending-one');
+    expect(readdirSync(folder)).not.toContain('outbox.jsonl');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hook.received).toHaveLength(1);
   });
 });
