@@ -201,15 +201,19 @@ export class ChangeFeed {
     const change: Change = { cursor: `${this.run}-${seq}`, seq, stream, event, id, data, match, at };
     if (this.lastCursor === undefined || !this.lastCursor.startsWith(`${this.run}-`)) this.remember(this.run);
     this.lastCursor = change.cursor;
-    let matchJson = JSON.stringify(match);
+    let matchJson = 'null';
     if (data.length > this.limits.maxChangeBytes) {
-      // Too large to copy into the feed and to every subscriber: a reference, clients re-read the entry.
+      // Too large to copy into the feed and to every subscriber: a reference, clients re-read
+      // the entry; its attributes (at least as large, but for protected fields) are not kept either.
       change.data = 'null';
       change.omitted = true;
-    }
-    if (matchJson.length > this.limits.maxChangeBytes) {
       change.match = null;
-      matchJson = 'null';
+    } else {
+      matchJson = JSON.stringify(match);
+      if (matchJson.length > this.limits.maxChangeBytes) {
+        change.match = null;
+        matchJson = 'null';
+      }
     }
     const line = `{"cursor":${JSON.stringify(change.cursor)},"seq":${seq},"stream":${JSON.stringify(stream)},"event":"${event}","id":${JSON.stringify(id ?? null)},"data":${JSON.stringify(change.data)},"match":${matchJson},"at":${at}${change.omitted ? ',"omitted":true' : ''}}`;
     const { ref, written } = this.log.append(line);
