@@ -163,7 +163,11 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
           if (!isAppError(error)) logger.error({ err: error, requestId, stream: subscription.stream }, 'an event stream failed');
           open.end();
         },
-      );
+      ).catch((error: unknown) => {
+        // Whatever a handler above threw ends this stream, never the process.
+        logger.error({ err: error, requestId, stream: subscription.stream }, 'an event stream failed');
+        open.drop();
+      });
     },
   };
 }

@@ -197,7 +197,11 @@ export class RealtimeSession implements WebSocketSession {
         if (isAppError(error)) return this.error(error.status, error.message, stream);
         this.error(500, 'Internal Server Error', stream, error);
       },
-    );
+    ).catch((error: unknown) => {
+      // Whatever a handler above threw ends this subscription, never the process.
+      forget();
+      this.error(500, 'Internal Server Error', stream, error);
+    });
   }
 
   private sendChange(change: Change): void {

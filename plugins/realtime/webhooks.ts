@@ -272,7 +272,9 @@ export class Webhooks {
     for (const delivery of [...this.pending.values()]) {
       if (delivery.ref.segment !== oldest) continue;
       if (this.inFlight.has(delivery.id)) continue;
-      void this.bury(delivery, `the outbox passed realtime.outbox_bytes (${this.settings.outboxBytes} bytes)`);
+      this.bury(delivery, `the outbox passed realtime.outbox_bytes (${this.settings.outboxBytes} bytes)`).catch((error: unknown) =>
+        this.logger.error({ err: error, delivery: delivery.id }, 'a webhook delivery could not be moved to the dead letters'),
+      );
     }
   }
 

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -310,5 +310,21 @@ describe('webhooks', () => {
     expect(readdirSync(folder)).not.toContain('outbox.jsonl');
     await new Promise((r) => setTimeout(r, 200));
     expect(hook.received).toHaveLength(1);
+  });
+
+  it('an outbox past outbox_bytes (an endpoint down for long) moves its oldest deliveries to the dead letters and stays bounded on disk', async () => {
+    const app = await boot('node', { realtime: { webhooks: [{ url: 'http://127.0.0.1:9/down' }], webhook_retry_base_ms: 600000, webhook_timeout_ms: 500, outbox_bytes: 1048576 } });
+    const text = 'w'.repeat(100 * 1024);
+    for (let id = 10; id < 40; id++) expect((await app.request('POST', '/api/streams/films/entries', { id, title: `${text}${id}` })).status).toBe(201);
+    const folder = path.join(app.root, 'streams/data/.realtime');
+    let webhooks: Record<string, unknown> = {};
+    await eventually(async () => {
+      webhooks = (await app.request('GET', '/readyz')).json.details.webhooks;
+      expect((webhooks.dead_letters as { count: number } | undefined)?.count ?? 0).toBeGreaterThan(10);
+    }, 10000);
+    const outbox = readdirSync(folder).filter((n) => n.startsWith('outbox-')).reduce((sum, n) => sum + statSync(path.join(folder, n)).size, 0);
+    // The budget plus the segment being written (an eighth of it) and one delivery.
+    expect(outbox).toBeLessThan(1048576 + 131072 + 2 * 110 * 1024);
+    expect((webhooks.pending as number) + (webhooks.dead_letters as { count: number }).count).toBe(30);
   });
 });
