@@ -18,3 +18,4 @@ export { KeyedLock } from './keyed-lock.js';
 export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './folder-watcher.js';
 export { backoffDelay } from './backoff.js';
+export { FolderLock, FolderLockedError, LOCK_FILE_NAME, type LockHolder } from './folder-lock.js';

@@ -1,4 +1,5 @@
-import { definePlugin, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
+import path from 'node:path';
+import { definePlugin, FolderLock, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
 import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
@@ -12,6 +13,7 @@ import { streamsSettings } from './settings.js';
 export const streamsPlugin = definePlugin(() => {
   let registry: DefinitionRegistry;
   let watcher: FolderWatcher | null = null;
+  let locks: FolderLock[] = [];
   return {
     name: 'streams',
     settings: streamsSettings,
@@ -35,7 +37,9 @@ export const streamsPlugin = definePlugin(() => {
       if (settings.watch) watcher = new FolderWatcher(logger);
       provide(FOLDER_WATCHER, watcher);
     },
-    async boot() {
+    async boot({ config }) {
+      // Before anything is read or listens: a second server on these files stops here (issue #27).
+      for (const folder of lockedFolders(config)) locks.push(await FolderLock.acquire(folder));
       await registry.load();
       const folder = registry.storeFolder;
       if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder);
@@ -44,6 +48,21 @@ export const streamsPlugin = definePlugin(() => {
       // Stops every watch first: nothing is re-read while the plugins shut down.
       watcher?.close();
       await registry.close();
+      for (const lock of locks) lock.release();
+      locks = [];
     },
   };
 });
+
+/**
+ * The folders one server owns: the `--data` folder, else the definitions folder and the
+ * data folder when it lies elsewhere. Only where definitions are files: with definitions in
+ * a database the nodes share that database by design (docs/mongodb.md).
+ */
+function lockedFolders(config: KernelConfig): string[] {
+  const settings = config.streams;
+  if (settings.source.type !== 'filebase') return [];
+  if (config.data_folder !== undefined) return [config.data_folder];
+  const inside = !path.relative(settings.path, settings.data_path).startsWith('..') && !path.isAbsolute(path.relative(settings.path, settings.data_path));
+  return inside ? [settings.path] : [settings.path, settings.data_path];
+}
