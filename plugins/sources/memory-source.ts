@@ -1,4 +1,4 @@
-import { ByteBudgetMap, KeyedLock, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
+import { ByteBudgetMap, KeyedLock, type FileRoots, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
 import { keyNameOf, type StreamDefinition } from '../streams/index.js';
 import type {
   Entry,
@@ -145,6 +145,18 @@ export abstract class MemorySource implements Source {
   limitCaches(budgets: { matchBytes: number; ordersBytes: number }): this {
     this.matches = new MatchCache(budgets.matchBytes);
     this.sorted = new ByteBudgetMap(budgets.ordersBytes, { maxItems: SORT_CACHE_SIZE });
+    return this;
+  }
+
+  /** Files above this size are reported and skipped (`streams.files.max_bytes`, issue #27). */
+  protected maxBytes = Infinity;
+  /** Where files may be read and written: a link out of these roots is not followed (issue #27). */
+  protected fileRoots: FileRoots | undefined;
+
+  /** The limits on the files read (`streams.files.max_bytes`, the application's roots). Returns this. */
+  limitFiles(maxBytes: number, roots: FileRoots | undefined): this {
+    this.maxBytes = maxBytes;
+    this.fileRoots = roots;
     return this;
   }
 

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { createAjv, describeAjvError, type Hooks } from '../../kernel/index.js';
+import { createAjv, describeAjvError, type FileRoots, type Hooks } from '../../kernel/index.js';
 import type { CheckContext, DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
 import { definitionSchema } from './definition-schema.js';
 import { DefinitionIssue, resolveFieldImports } from './imports.js';
@@ -43,6 +43,8 @@ export class DefinitionBuilder {
     private readonly definitionsFolder: string,
     private readonly hooks: Hooks,
     private readonly defaults: NormalizeDefaults,
+    /** What imported files must obey (issue #27): the roots links may lead into, the size limit. */
+    private readonly files: { roots?: FileRoots; maxBytes?: number } = {},
   ) {}
 
   /** Collect addon schema extensions; called once at boot before anything is built. */
@@ -76,7 +78,12 @@ export class DefinitionBuilder {
 
     let resolvedFields: unknown;
     try {
-      resolvedFields = await resolveFieldImports(stored.fields, { root: this.root, confine: input.origin === 'api' ? this.definitionsFolder : undefined });
+      resolvedFields = await resolveFieldImports(stored.fields, {
+        root: this.root,
+        confine: input.origin === 'api' ? this.definitionsFolder : undefined,
+        roots: this.files.roots,
+        maxBytes: this.files.maxBytes,
+      });
     } catch (error) {
       if (error instanceof DefinitionIssue) throw new DefinitionProblems([{ path: error.path, message: error.message }], input.file);
       throw error;

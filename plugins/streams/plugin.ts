@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { definePlugin, FolderLock, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin, FILE_ROOTS, FolderLock, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
 import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
@@ -17,8 +17,9 @@ export const streamsPlugin = definePlugin(() => {
   return {
     name: 'streams',
     settings: streamsSettings,
-    register({ provide, config, hooks, logger }) {
+    register({ provide, use, config, hooks, logger }) {
       const settings = config.streams;
+      const roots = use(FILE_ROOTS);
       registry = new DefinitionRegistry(
         {
           metaId: settings.streams_id,
@@ -27,11 +28,13 @@ export const streamsPlugin = definePlugin(() => {
           storeType: settings.source.type,
           defaultSource: settings.default_source,
           defaultFormat: settings.default_format,
+          roots,
+          maxBytes: settings.files.max_bytes,
         },
         hooks,
         logger,
       );
-      registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path));
+      registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path, { maxBytes: settings.files.max_bytes, roots }));
       provide(STREAM_REGISTRY, registry);
       // One watcher for every folder live sync follows (definitions here, entry files in the sources).
       if (settings.watch) watcher = new FolderWatcher(logger);

@@ -1,9 +1,11 @@
 import {
+  AppError,
   ConfigError,
   KeyedLock,
   NotFoundError,
   ValidationError,
   type ErrorElement,
+  type FileRoots,
   type Hooks,
   type Logger,
 } from '../../kernel/index.js';
@@ -13,6 +15,7 @@ import type {
   DefinitionStore,
   DefinitionStoreFactory,
   DefinitionTrouble,
+  StoredState,
   StreamDependents,
   StreamRegistry,
   WriteResult,
@@ -28,6 +31,9 @@ interface RegistrySettings {
   storeType: string;
   defaultSource: string;
   defaultFormat: string;
+  /** Imported files obey the same roots and size limit as definition files (issue #27). */
+  roots?: FileRoots;
+  maxBytes?: number;
 }
 
 function asValidationError(problems: DefinitionProblems): ValidationError {
@@ -76,10 +82,13 @@ export class DefinitionRegistry implements StreamRegistry {
     private readonly logger: Logger,
   ) {
     this.metaId = settings.metaId;
-    this.builder = new DefinitionBuilder(settings.root, settings.path, hooks, {
-      defaultSource: settings.defaultSource,
-      defaultFormat: settings.defaultFormat,
-    });
+    this.builder = new DefinitionBuilder(
+      settings.root,
+      settings.path,
+      hooks,
+      { defaultSource: settings.defaultSource, defaultFormat: settings.defaultFormat },
+      { roots: settings.roots, maxBytes: settings.maxBytes },
+    );
   }
 
   addCheck(check: DefinitionCheck): void {
@@ -121,7 +130,7 @@ export class DefinitionRegistry implements StreamRegistry {
     }
     this.store = factory({ id: this.settings.metaId, root: this.settings.root, path: this.settings.path });
     await this.builder.collectExtensions();
-    const items = await this.store.loadAll();
+    const items = await this.store.loadAll(undefined, (file, reason) => this.trouble(file, { file, reason }));
     const pending = new Map<string, { raw: Record<string, unknown>; file?: string }>();
     for (const item of items) {
       const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
@@ -204,7 +213,8 @@ export class DefinitionRegistry implements StreamRegistry {
   async create(raw: Record<string, unknown>): Promise<StreamDefinition> {
     const definition = await this.lock.run('definitions', async () => {
       const built = await this.buildForApi(raw, undefined, false);
-      if (this.definitions.has(built.id)) {
+      // A file of that id not served yet (a hand edit not synced) takes the id as well.
+      if (this.definitions.has(built.id) || (await this.onDisk(built.id)).state === 'changed') {
         throw new ValidationError([{ message: 'The id has already been taken.', meta: { field: 'id', rule: 'unique' } }]);
       }
       await this.storeDefinition(built);
@@ -219,11 +229,13 @@ export class DefinitionRegistry implements StreamRegistry {
       guard?.(this.definitions.get(id));
       const existing = this.definitions.get(id);
       const created = !existing;
+      const disk = existing ? await this.onDisk(id) : undefined;
+      const current = disk?.state === 'changed' ? disk.raw : existing?.raw;
       const body = { ...raw };
       delete body.handle;
       // A PUT without `data` replaces the definition, not the entries a `self` stream keeps
       // in it (docs/sources.md); sending `data` (even []) replaces them.
-      if (!Object.hasOwn(body, 'data') && existing?.raw.data !== undefined) body.data = existing.raw.data;
+      if (!Object.hasOwn(body, 'data') && current?.data !== undefined) body.data = current.data;
       const definition = await this.buildForApi(body, id, true);
       await this.storeDefinition(definition);
       return { definition, created };
@@ -236,7 +248,9 @@ export class DefinitionRegistry implements StreamRegistry {
     const result = await this.lock.run('definitions', async () => {
       const existing = this.definitions.get(id);
       guard?.(existing);
-      const merged = { ...(existing?.raw ?? {}), ...raw };
+      // Merged into the file as it is now: a hand edit not synced yet is kept, never clobbered.
+      const disk = existing ? await this.onDisk(id) : undefined;
+      const merged = { ...((disk?.state === 'changed' ? disk.raw : existing?.raw) ?? {}), ...raw };
       delete merged.handle;
       const definition = await this.buildForApi(merged, id, true);
       await this.storeDefinition(definition);
@@ -266,6 +280,7 @@ export class DefinitionRegistry implements StreamRegistry {
       // The precondition first (RFC 9110 evaluates it before the method): a stale If-Match is
       // a 412 whatever else would refuse the delete.
       options.guard?.(this.definitions.get(id));
+      await this.onDisk(id);
       const { children, relations } = this.dependentsOf(id);
       // A child cannot be built without its parent, so children are never forced past;
       // relationships are (their values stay, their links are omitted).
@@ -291,7 +306,9 @@ export class DefinitionRegistry implements StreamRegistry {
       const definition = this.definitions.get(id);
       // A stream deleted meanwhile stays deleted: its entries write fails instead of resurrecting it.
       if (!definition) throw new NotFoundError(`Stream [${id}] not found.`);
-      const raw = { ...definition.raw, data };
+      // The other keys as they are on disk now (a hand edit not synced yet is kept).
+      const disk = await this.onDisk(id);
+      const raw = { ...(disk.state === 'changed' ? disk.raw : definition.raw), data };
       const file = await this.store!.save(id, raw);
       if (file) definition.file = file;
       // The data belongs to the `self` source, which already serves it: updated in place,
@@ -489,6 +506,18 @@ export class DefinitionRegistry implements StreamRegistry {
     await this.syncing;
     await this.lock.idle();
     await this.store?.close?.();
+  }
+
+  /** The stored definition compared with what was last read or written (a 409 when it cannot be read). */
+  private async onDisk(id: string): Promise<StoredState> {
+    const stored = (await this.store!.state?.(id)) ?? { state: 'unchanged' };
+    // The file still holds the edit live sync could not use (it parses, but is not a valid
+    // definition): a write would replace it with the last good version plus the change.
+    const trouble = this.degradedBy.get(id);
+    if (stored.state === 'unchanged' && trouble !== undefined && this.definitions.has(id)) {
+      throw new AppError(409, `The definition file of stream [${id}] holds an edit that is not served (${trouble.reason}); fix it before writing.`);
+    }
+    return stored;
   }
 
   /** Store durably and make it the current definition (under the lock). */
