@@ -5,7 +5,7 @@ import { AppError, isTempFile, readTextFile, UnreadableTextError, type FolderLis
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
-import { LOAD_SLICE_MS, MemorySource } from '../memory-source.js';
+import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
 import { keyId } from '../criteria/values.js';
 import { mapLimit } from '../map-limit.js';
 import { SourceClosedError } from '../source-errors.js';
@@ -201,7 +201,38 @@ export class FilebaseSource extends MemorySource {
   }
 
   protected override watchedFolders(): Array<[string, FolderListener]> {
-    return [[this.folder, (name) => void this.fileChanged(name).catch((error: unknown) => this.logger.error({ err: error, path: this.folder }, 'catching up with an edit on disk failed'))]];
+    return [[this.folder, (name) => this.queueChange(name)]];
+  }
+
+  /** Names changed on disk, not handled yet (a folder copied in is thousands at once). */
+  private readonly changedNames = new Set<string | undefined>();
+  private draining = false;
+
+  /**
+   * Disk events are handled READ_CONCURRENCY files at a time, the event loop free between
+   * two groups (issue #27): 5,000 files landing at once started 5,000 reads together, and
+   * their completions held the loop for about 270 ms (/healthz with it).
+   */
+  private queueChange(name: string | undefined): void {
+    this.changedNames.add(name);
+    if (this.draining) return;
+    this.draining = true;
+    void (async () => {
+      try {
+        while (this.changedNames.size > 0) {
+          const group: Array<string | undefined> = [];
+          for (const next of this.changedNames) {
+            group.push(next);
+            this.changedNames.delete(next);
+            if (group.length === READ_CONCURRENCY) break;
+          }
+          await Promise.all(group.map((changed) => this.fileChanged(changed).catch((error: unknown) => this.logger.error({ err: error, path: this.folder }, 'catching up with an edit on disk failed'))));
+          await yieldToLoop();
+        }
+      } finally {
+        this.draining = false;
+      }
+    })();
   }
 
   /** Before a write of `key`: catch up with an edit of its file made on disk (one small read). */
