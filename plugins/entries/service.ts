@@ -247,6 +247,7 @@ export class EntriesServiceImpl implements EntriesService {
     for (const refused of this.deps.fileRoots?.warnings() ?? []) warnings.push(refused);
     const fields = this.deps.fields();
     for (const definition of this.deps.streams.list()) {
+      for (const reason of definition.warnings ?? []) warnings.push({ stream: definition.id, ...(definition.file === undefined ? {} : { file: definition.file }), reason });
       for (const { handle, stream } of danglingRelations(definition, fields, this.deps.streams)) {
         warnings.push({ stream: definition.id, field: handle, reason: `relates to stream [${stream}], which does not exist: served without links` });
       }

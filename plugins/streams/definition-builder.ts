@@ -3,6 +3,7 @@ import { createAjv, describeAjvError, type FileRoots, type Hooks } from '../../k
 import type { CheckContext, DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
 import { definitionSchema } from './definition-schema.js';
 import { DefinitionIssue, resolveFieldImports } from './imports.js';
+import { unknownKeyWarnings } from './unknown-keys.js';
 import { normalizeDefinition, type NormalizeDefaults } from './normalize.js';
 import type { StreamDefinition } from './types.js';
 
@@ -46,6 +47,11 @@ export class DefinitionBuilder {
     /** What imported files must obey (issue #27): the roots links may lead into, the size limit. */
     private readonly files: { roots?: FileRoots; maxBytes?: number } = {},
   ) {}
+
+  /** The top-level keys the spec and the loaded plugins declare. */
+  private knownKeys(): string[] {
+    return Object.keys((definitionSchema(this.extensions) as { properties: Record<string, unknown> }).properties);
+  }
 
   /** Collect addon schema extensions; called once at boot before anything is built. */
   async collectExtensions(): Promise<void> {
@@ -108,6 +114,8 @@ export class DefinitionBuilder {
 
     const definition = normalizeDefinition(id, stored, resolvedFields, parent, this.defaults);
     if (input.file) definition.file = input.file;
+    const warnings = unknownKeyWarnings(stored, this.knownKeys());
+    if (warnings.length > 0) definition.warnings = warnings;
     const duplicate = firstDuplicateHandle(resolvedFields);
     const problems: DefinitionProblem[] = duplicate ? [{ path: '/fields', message: `field [${duplicate}] is defined twice` }] : [];
     const context: CheckContext = { origin: input.origin ?? 'store' };

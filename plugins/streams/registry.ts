@@ -109,7 +109,11 @@ export class DefinitionRegistry implements StreamRegistry {
 
   require(id: string): StreamDefinition {
     const definition = this.definitions.get(id);
-    if (!definition) throw new NotFoundError(`Stream [${id}] not found.`);
+    if (!definition) {
+      const orphan = this.orphans.get(id);
+      if (orphan !== undefined) throw new NotFoundError(`Stream [${id}] is not served: it ${orphan.reason}.`);
+      throw new NotFoundError(`Stream [${id}] not found.`);
+    }
     return definition;
   }
 
@@ -164,6 +168,7 @@ export class DefinitionRegistry implements StreamRegistry {
         const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
         this.definitions.set(id, definition);
         this.storedJson.set(id, JSON.stringify(item.raw));
+        this.warnOnce(definition);
         return definition;
       } catch (error) {
         if (error instanceof DefinitionProblems) throw asConfigError(error, item.file ?? this.settings.path);
@@ -428,6 +433,19 @@ export class DefinitionRegistry implements StreamRegistry {
         const item = byId.get(id)!;
         const json = JSON.stringify(item.raw);
         const current = this.definitions.get(id);
+        const parent = item.raw.extends;
+        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
+          // Its parent is gone (deleted by hand, or itself unserved): not served at once, as
+          // after a restart (issue #27), and served again when the parent is back.
+          if (current) {
+            this.definitions.delete(id);
+            this.storedJson.delete(id);
+            this.degradedBy.delete(id);
+            deleted.push(id);
+          }
+          this.orphan(id, item.file, parent);
+          continue;
+        }
         const importChanged = current !== undefined && importedFiles(current.raw, this.settings.root).some((f) => imports.has(f));
         if (current && this.storedJson.get(id) === json && !importChanged) {
           if (item.file !== undefined && !invalid.has(item.file)) this.degradedBy.delete(id);
@@ -442,16 +460,11 @@ export class DefinitionRegistry implements StreamRegistry {
           this.degradedBy.delete(id);
           continue;
         }
-        const parent = item.raw.extends;
-        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
-          if (current) this.trouble(id, { stream: id, file: item.file, reason: `extends [${parent}], which does not exist: the last good version is served` });
-          else this.orphan(id, item.file, parent);
-          continue;
-        }
         try {
           const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
           this.definitions.set(id, definition);
           this.storedJson.set(id, json);
+          this.warnOnce(definition);
           this.degradedBy.delete(id);
           this.orphans.delete(id);
           published.push({ definition, action: current ? 'updated' : 'created' });
@@ -485,6 +498,15 @@ export class DefinitionRegistry implements StreamRegistry {
     const { data: _a, ...before } = JSON.parse(stored) as Record<string, unknown>;
     const { data: _b, ...after } = raw;
     return JSON.stringify(before) === JSON.stringify(after);
+  }
+
+  /** Unknown keys, logged once per stream and text (a rebuild with the same typo says nothing new). */
+  private readonly warned = new Map<string, string>();
+  private warnOnce(definition: StreamDefinition): void {
+    const text = (definition.warnings ?? []).join('\n');
+    if (text === '' || this.warned.get(definition.id) === text) return;
+    this.warned.set(definition.id, text);
+    for (const warning of definition.warnings!) this.logger.warn({ stream: definition.id, path: definition.file }, warning);
   }
 
   /** Remember (and log once) why a definition file is not served as it is. */

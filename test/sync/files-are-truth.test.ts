@@ -62,7 +62,7 @@ describe('definitions are never clobbered (item 2)', () => {
 
 describe('nothing outside the root (item 3)', () => {
   it('an entry file linked to /etc/passwd (md format) is not served, is listed in /readyz, and a write does not go through it', async () => {
-    app = await startApp({ streams: { pages: { fields: { id: 'string', title: 'string', body: 'string' }, config: { source: { type: 'filebase', format: 'md' }, key: 'id', key_type: 'string' } } } });
+    app = await startApp({ streams: { pages: { fields: { id: 'string', title: 'string', body: 'string' }, config: { source: { type: 'filebase', format: 'md' } } } } });
     const folder = path.join(app.root, 'streams/data/pages');
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, 'home.md'), '---\ntitle: Home\n---\nhello\n');
