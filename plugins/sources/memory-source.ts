@@ -198,14 +198,15 @@ export abstract class MemorySource implements Source {
    * Record a file whose edit cannot be read (logged once per reason), or with `reason`
    * undefined that it reads again. Listed in /readyz details; the last good version is served.
    */
-  protected markUnreadable(file: string, reason: string | undefined, error?: unknown): void {
+  protected markUnreadable(file: string, reason: string | undefined, error?: unknown, lastGoodKept = true): void {
     if (reason === undefined) {
       if (this.unreadable.delete(file)) this.logger.info({ path: file }, 'the file reads again');
       return;
     }
     if (this.unreadable.get(file) === reason) return;
     this.unreadable.set(file, reason);
-    this.logger.error({ path: file, err: error }, `${reason}: the last good version is kept`);
+    // At load there is no last good version: the file is simply not served.
+    this.logger.error({ path: file, err: error }, lastGoodKept ? `${reason}: the last good version is kept` : reason);
   }
 
   /** True while `file` holds an edit that cannot be read. */

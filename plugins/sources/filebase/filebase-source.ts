@@ -119,7 +119,7 @@ export class FilebaseSource extends MemorySource {
         loaded[index] = entry;
       } catch (failure) {
         // Named in /readyz, and its writes refused until it is fixed (its bytes are never rewritten).
-        this.markUnreadable(this.folder + path.sep + name, `the entry file cannot be read (${reasonOf(failure)}): skipped`, failure);
+        this.markUnreadable(this.folder + path.sep + name, `skipping unreadable entry file (${reasonOf(failure)})`, failure, false);
       }
     };
     await readFiles(
