@@ -32,7 +32,7 @@ export class FileRoots {
       // A link loop (ELOOP) or an unreadable folder: not something to follow either.
       return this.refuse(file, `it cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
     }
-    if (this.roots.some((root) => inside(root, real))) {
+    if (this.roots.some((root) => isInsideFolder(root, real))) {
       this.refused.delete(file);
       return undefined;
     }
@@ -49,7 +49,7 @@ export class FileRoots {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') return this.refuse(file, `it cannot be resolved (${code ?? String(error)})`);
       return this.check(file);
     }
-    if (this.roots.some((root) => inside(root, real))) {
+    if (this.roots.some((root) => isInsideFolder(root, real))) {
       this.refused.delete(file);
       return undefined;
     }
@@ -75,7 +75,8 @@ export class FileRoots {
   }
 }
 
-function inside(root: string, target: string): boolean {
+/** True when `target` is `root` or inside it (paths compared as given: resolve them first). */
+export function isInsideFolder(root: string, target: string): boolean {
   const relative = path.relative(root, target);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }

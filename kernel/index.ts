@@ -19,4 +19,4 @@ export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './folder-watcher.js';
 export { backoffDelay } from './backoff.js';
 export { FolderLock, FolderLockedError, LOCK_FILE_NAME, type LockHolder } from './folder-lock.js';
-export { FileRoots } from './file-roots.js';
+export { FileRoots, isInsideFolder } from './file-roots.js';

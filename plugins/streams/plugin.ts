@@ -1,5 +1,4 @@
-import path from 'node:path';
-import { definePlugin, FILE_ROOTS, FolderLock, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin, FILE_ROOTS, FolderLock, FolderWatcher, isInsideFolder, type KernelConfig } from '../../kernel/index.js';
 import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
@@ -66,6 +65,5 @@ function lockedFolders(config: KernelConfig): string[] {
   const settings = config.streams;
   if (settings.source.type !== 'filebase') return [];
   if (config.data_folder !== undefined) return [config.data_folder];
-  const inside = !path.relative(settings.path, settings.data_path).startsWith('..') && !path.isAbsolute(path.relative(settings.path, settings.data_path));
-  return inside ? [settings.path] : [settings.path, settings.data_path];
+  return isInsideFolder(settings.path, settings.data_path) ? [settings.path] : [settings.path, settings.data_path];
 }
