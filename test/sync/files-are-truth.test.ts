@@ -95,6 +95,18 @@ describe('nothing outside the root (item 3)', () => {
     expect((await app.request('GET', '/api/streams/evil')).status).toBe(404);
   });
 
+  it('a file source whose file becomes a link out of the root is not read nor written through (409), and /readyz warns', async () => {
+    const target = path.join(outside, 'rows.csv');
+    writeFileSync(target, 'id,name\n1,secret\n');
+    app = await startApp({ streams: { rows: { fields, config: { source: { type: 'file', format: 'csv', file: 'rows.csv' } } } }, files: { 'placeholder.txt': '' } });
+    symlinkSync(target, path.join(app.root, 'rows.csv'));
+    await eventually(async () => expect(JSON.stringify((await app!.request('GET', '/readyz')).json.details?.streams?.warnings ?? [])).toContain('rows.csv'));
+    // The last good version (no file: no entries) stays served; nothing of the linked file is.
+    expect((await app.request('GET', '/api/streams/rows/entries')).text).not.toContain('secret');
+    expect((await app.request('POST', '/api/streams/rows/entries', { id: 2, name: 'x' })).status).toBe(409);
+    expect(readFileSync(target, 'utf8')).toBe('id,name\n1,secret\n');
+  });
+
   it('an import that leads out through a link is refused; imports that import again are refused naming the chain', async () => {
     writeFileSync(path.join(outside, 'fields.json'), JSON.stringify({ id: 'integer', secret: 'string' }));
     // Over the API imports must also stay in the definitions folder: the links are made there.
