@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from './logger.js';
 
@@ -15,6 +15,8 @@ interface Watched {
   pending: Set<string | undefined>;
   timer?: NodeJS.Timeout;
   retry?: NodeJS.Timeout;
+  /** The watched folder's inode: a folder replaced by another (moved in over it) is watched again. */
+  ino?: number;
 }
 
 export interface FolderWatcherOptions {
@@ -88,6 +90,11 @@ export class FolderWatcher {
         this.lost(folder, watched);
       });
       watched.watcher = watcher;
+      try {
+        watched.ino = statSync(folder).ino;
+      } catch {
+        watched.ino = undefined;
+      }
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOSPC') {
@@ -138,7 +145,8 @@ export class FolderWatcher {
     const names = watched.pending.has(undefined) ? [undefined] : [...watched.pending];
     watched.pending.clear();
     // A removed folder gives a last event and then silence: notice it and watch for its return.
-    if (watched.watcher && !(await stat(folder).then((s) => s.isDirectory(), () => false))) {
+    // So does one replaced by another folder renamed over it (a folder copied in: issue #27).
+    if (watched.watcher && !(await stat(folder).then((s) => s.isDirectory() && (watched.ino === undefined || s.ino === watched.ino), () => false))) {
       this.lost(folder, watched);
       return;
     }

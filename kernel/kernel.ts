@@ -8,7 +8,8 @@ import { createLogger, type Logger } from './logger.js';
 import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from './plugin.js';
 import { serviceId, type ServiceRef } from './service-ref.js';
 import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
-import { APP_ROOT, CONFIG, HOOKS, KERNEL, LOGGER } from './tokens.js';
+import { FileRoots } from './file-roots.js';
+import { APP_ROOT, CONFIG, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
 
 export interface KernelOptions {
   logger?: Logger;
@@ -40,6 +41,7 @@ export class Kernel {
     this.provide('kernel', LOGGER, this.logger);
     this.provide('kernel', HOOKS, this.hooks);
     this.provide('kernel', APP_ROOT, config.root);
+    this.provide('kernel', FILE_ROOTS, new FileRoots(config.data_folder === undefined ? [config.root] : [config.root, config.data_folder], this.logger));
     this.provide('kernel', KERNEL, this);
   }
 

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfigFile, type ConfigOverrides } from './config.js';
 import { ConfigError, PluginTimeoutError } from './errors.js';
+import { FolderLockedError } from './folder-lock.js';
 import { Kernel } from './kernel.js';
 
 const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L] [--transport T]
@@ -104,9 +105,17 @@ export async function main(argv: string[]): Promise<Kernel> {
   try {
     await booted;
   } catch (error) {
+    if (error instanceof FolderLockedError) fail(lockedMessage(error));
     if (error instanceof ConfigError || error instanceof PluginTimeoutError) fail(error.message);
     process.stderr.write(`streams-kernel: boot failed: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   }
   return kernel;
+}
+
+/** One line: the folder, who holds it, and what to do (under `npm start`, in npm's words). */
+function lockedMessage(error: FolderLockedError): string {
+  const stop = error.holder ? `stop the other server (pid ${error.holder.pid})` : 'stop the other server';
+  const hint = process.env.npm_lifecycle_event === 'start' ? `${stop}, or give this one its own folder: npm start -- --data DIR` : `${stop}, or serve another folder (--data DIR)`;
+  return `${error.message}: ${hint}`;
 }

@@ -1,4 +1,6 @@
-import { closeSync, openSync, readFile, readFileSync, readSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 
 /** A UTF-8 byte order mark (U+FEFF) at the start of a text: editors on Windows write one. */
 export function stripBom(text: string): string {
@@ -6,13 +8,62 @@ export function stripBom(text: string): string {
 }
 
 /**
- * A text file (UTF-8) without its byte order mark, so a definition, entry or config file
- * saved "with BOM" reads like any other instead of failing to parse. The callback
- * readFile: in Node 20 it reads a small file in one go, where the promise version reads
- * in chunks with more thread-pool round trips (measured ~2x slower on 100k files).
+ * A file that is read but not decoded (issue #27): bytes that are not UTF-8 (`EILSEQ`) or a
+ * file above `streams.files.max_bytes` (`EFBIG`). Never decoded lossily: a U+FFFD written back
+ * by the next write would lose the original bytes. Callers treat it as an unreadable edit
+ * (degraded in /readyz, writes refused until the file is fixed).
  */
-export function readTextFile(file: string): Promise<string> {
-  return new Promise((resolve, reject) => readFile(file, 'utf8', (error, text) => (error ? reject(error) : resolve(stripBom(text)))));
+export class UnreadableTextError extends Error {
+  constructor(
+    readonly code: 'EILSEQ' | 'EFBIG',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnreadableTextError';
+  }
+}
+
+function tooLarge(size: number, maxBytes: number): UnreadableTextError {
+  return new UnreadableTextError('EFBIG', `the file is ${size} bytes, above streams.files.max_bytes (${maxBytes}): skipped`);
+}
+
+/** The text of `bytes`, BOM removed; UnreadableTextError when they are not valid UTF-8. */
+export function decodeText(bytes: Uint8Array, start = 0, end = bytes.length): string {
+  const view = start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end);
+  if (!isUtf8(view)) throw new UnreadableTextError('EILSEQ', 'the file is not valid UTF-8 (its bytes are kept as they are; re-save it as UTF-8)');
+  return stripBom(Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('utf8'));
+}
+
+/**
+ * A text file (UTF-8) without its byte order mark, so a definition, entry or config file
+ * saved "with BOM" reads like any other instead of failing to parse. Files above `maxBytes`
+ * are not read at all (their size is checked on the open descriptor first).
+ */
+export async function readTextFile(file: string, maxBytes = Infinity): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    if (maxBytes !== Infinity) {
+      const { size } = await handle.stat();
+      if (size > maxBytes) throw tooLarge(size, maxBytes);
+    }
+    return decodeText(await handle.readFile());
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The bytes of a file, unless it is above `maxBytes` (compare-before-write reads). */
+export async function readFileBytes(file: string, maxBytes = Infinity): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    if (maxBytes !== Infinity) {
+      const { size } = await handle.stat();
+      if (size > maxBytes) throw tooLarge(size, maxBytes);
+    }
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** One buffer for readTextFileSync: files that fit are read with open, one read, close (no fstat, no allocation). */
@@ -20,16 +71,22 @@ const SMALL = Buffer.allocUnsafe(64 * 1024);
 
 /**
  * A text file read synchronously, without its byte order mark: for loading many small files
- * at boot in time slices (filebase). A file that fills the buffer is read again whole.
+ * at boot in time slices (filebase). A file that fills the buffer is measured and, unless it
+ * is above `maxBytes` (a 200 MB file must not stall the event loop), read again whole.
  */
-export function readTextFileSync(file: string): string {
+export function readTextFileSync(file: string, maxBytes = Infinity): string {
   const fd = openSync(file, 'r');
   let length: number;
   try {
     length = readSync(fd, SMALL, 0, SMALL.length, 0);
+    if (length === SMALL.length && maxBytes !== Infinity) {
+      const { size } = fstatSync(fd);
+      if (size > maxBytes) throw tooLarge(size, maxBytes);
+    }
   } finally {
     closeSync(fd);
   }
-  if (length === SMALL.length) return stripBom(readFileSync(file, 'utf8'));
-  return stripBom(SMALL.toString('utf8', 0, length));
+  if (length === SMALL.length) return decodeText(readFileSync(file));
+  if (length > maxBytes) throw tooLarge(length, maxBytes);
+  return decodeText(SMALL, 0, length);
 }

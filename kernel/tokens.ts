@@ -1,4 +1,5 @@
 import type { KernelConfig } from './config-schema.js';
+import type { FileRoots } from './file-roots.js';
 import type { Hooks } from './hooks.js';
 import type { Kernel } from './kernel.js';
 import type { Logger } from './logger.js';
@@ -13,3 +14,5 @@ export const LOGGER = serviceRef<Logger>('logger');
 export const HOOKS = serviceRef<Hooks>('hooks');
 export const APP_ROOT = serviceRef<string>('app-root');
 export const KERNEL = serviceRef<Kernel>('kernel');
+/** The folders files may be read from and written to: the application root and the `--data` folder (issue #27). */
+export const FILE_ROOTS = serviceRef<FileRoots>('file-roots');

@@ -1,4 +1,4 @@
-import { definePlugin } from '../../kernel/index.js';
+import { definePlugin, FILE_ROOTS } from '../../kernel/index.js';
 import { FIELDS, type FieldsService } from '../fields/index.js';
 import { SOURCES } from '../sources/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
@@ -20,6 +20,7 @@ export const entriesPlugin = definePlugin(() => {
         sources: use(SOURCES),
         hooks,
         logger,
+        fileRoots: use(FILE_ROOTS),
       });
       provide(ENTRIES, service);
     },

@@ -1,4 +1,4 @@
-import { BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type Hooks, type Logger } from '../../kernel/index.js';
+import { BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger } from '../../kernel/index.js';
 import type { EntryHookPayload } from './hooks.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
@@ -33,6 +33,8 @@ export interface EntriesDependencies {
   sources: SourceRegistry;
   hooks: Hooks;
   logger: Logger;
+  /** Files not followed because they lead out of the application's roots (issue #27): /readyz warnings. */
+  fileRoots?: FileRoots;
 }
 
 type WriteMode = 'create' | 'replace' | 'patch';
@@ -242,8 +244,10 @@ export class EntriesServiceImpl implements EntriesService {
     const definitions = this.deps.streams.troubles();
     const degraded = [...definitions.degraded, ...this.deps.sources.troubles()];
     const warnings: Array<Record<string, string>> = [];
+    for (const refused of this.deps.fileRoots?.warnings() ?? []) warnings.push(refused);
     const fields = this.deps.fields();
     for (const definition of this.deps.streams.list()) {
+      for (const reason of definition.warnings ?? []) warnings.push({ stream: definition.id, ...(definition.file === undefined ? {} : { file: definition.file }), reason });
       for (const { handle, stream } of danglingRelations(definition, fields, this.deps.streams)) {
         warnings.push({ stream: definition.id, field: handle, reason: `relates to stream [${stream}], which does not exist: served without links` });
       }

@@ -1,4 +1,4 @@
-import { ByteBudgetMap, KeyedLock, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
+import { ByteBudgetMap, KeyedLock, type FileRoots, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
 import { keyNameOf, type StreamDefinition } from '../streams/index.js';
 import type {
   Entry,
@@ -148,6 +148,18 @@ export abstract class MemorySource implements Source {
     return this;
   }
 
+  /** Files above this size are reported and skipped (`streams.files.max_bytes`, issue #27). */
+  protected maxBytes = Infinity;
+  /** Where files may be read and written: a link out of these roots is not followed (issue #27). */
+  protected fileRoots: FileRoots | undefined;
+
+  /** The limits on the files read (`streams.files.max_bytes`, the application's roots). Returns this. */
+  limitFiles(maxBytes: number, roots: FileRoots | undefined): this {
+    this.maxBytes = maxBytes;
+    this.fileRoots = roots;
+    return this;
+  }
+
   /** Cast what is read from files by the field types (see EntryReviver). Returns this. */
   reviveWith(reviver: EntryReviver): this {
     this.reviver = reviver;
@@ -186,14 +198,15 @@ export abstract class MemorySource implements Source {
    * Record a file whose edit cannot be read (logged once per reason), or with `reason`
    * undefined that it reads again. Listed in /readyz details; the last good version is served.
    */
-  protected markUnreadable(file: string, reason: string | undefined, error?: unknown): void {
+  protected markUnreadable(file: string, reason: string | undefined, error?: unknown, lastGoodKept = true): void {
     if (reason === undefined) {
       if (this.unreadable.delete(file)) this.logger.info({ path: file }, 'the file reads again');
       return;
     }
     if (this.unreadable.get(file) === reason) return;
     this.unreadable.set(file, reason);
-    this.logger.error({ path: file, err: error }, `${reason}: the last good version is kept`);
+    // At load there is no last good version: the file is simply not served.
+    this.logger.error({ path: file, err: error }, lastGoodKept ? `${reason}: the last good version is kept` : reason);
   }
 
   /** True while `file` holds an edit that cannot be read. */

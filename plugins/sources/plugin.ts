@@ -1,4 +1,4 @@
-import { definePlugin, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { definePlugin, FILE_ROOTS, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { FOLDER_WATCHER, STREAM_REGISTRY, type StreamDefinition } from '../streams/index.js';
 import { CollectionSource } from './collection/collection-source.js';
 import { checkSourceConfig, storageOf } from './definition-check.js';
@@ -28,6 +28,7 @@ export const sourcesPlugin = definePlugin(() => {
       registry = createSourceRegistry(config, root, logger);
       provide(SOURCES, registry);
       registry.watcher = use(FOLDER_WATCHER) ?? undefined;
+      registry.fileRoots = use(FILE_ROOTS);
       const definitions = use(STREAM_REGISTRY);
       registry.definitions = definitions;
       definitions.addCheck((definition, streams, context) => checkSourceConfig(definition, registry, config, streams, context));

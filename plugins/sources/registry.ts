@@ -1,4 +1,4 @@
-import { AppError, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { AppError, type FileRoots, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { fieldOf, keyNameOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
@@ -55,6 +55,8 @@ export class SourceRegistryImpl implements SourceRegistry {
   definitions?: SourceContext['definitions'];
   /** Live file sync (`streams.watch`): given to every source that reads files. */
   watcher?: FolderWatcher;
+  /** The application's roots: links out of them are not followed (issue #27). */
+  fileRoots?: FileRoots;
   private readonly externalListeners: Array<(stream: string, changes: ExternalChange[]) => void> = [];
 
   constructor(
@@ -218,6 +220,7 @@ export class SourceRegistryImpl implements SourceRegistry {
       source.limitCaches({ matchBytes: this.config.streams.caches.match_bytes, ordersBytes: this.config.streams.caches.orders_bytes });
       if (this.reviver !== undefined) source.reviveWith(this.reviver);
       if (this.watcher !== undefined) source.watchWith(this.watcher);
+      source.limitFiles(this.config.streams.files.max_bytes, this.fileRoots);
     }
     const cache = definition.config.cache;
     let served = source;

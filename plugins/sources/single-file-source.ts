@@ -66,8 +66,11 @@ export abstract class SingleFileSource extends MemorySource {
   protected abstract encode(entries: Entry[]): string | Promise<string>;
 
   protected async readText(): Promise<string | undefined> {
+    // A link out of the application's roots is never read nor written through (issue #27).
+    const outside = await this.fileRoots?.checkAsync(this.file);
+    if (outside !== undefined) throw new Error(`the file is not read: ${outside}`);
     try {
-      return await readTextFile(this.file);
+      return await readTextFile(this.file, this.maxBytes);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
@@ -119,7 +122,14 @@ export abstract class SingleFileSource extends MemorySource {
     const seen = this.seen;
     if (seen && now && now.size === seen.size && now.mtimeMs === seen.mtimeMs) return;
     if (!seen && !now) return;
-    const text = await this.readCurrent();
+    let text: string | undefined;
+    try {
+      text = await this.readCurrent();
+    } catch (error) {
+      // Undecodable bytes, too large, a link out of the root: kept as they are, writes refused.
+      this.markUnreadable(this.file, `the file cannot be read (${(error as Error).message})`, error);
+      throw new AppError(409, `The source file of stream [${this.definition.id}] cannot be read (${(error as Error).message}); fix it before writing.`);
+    }
     const textHash = text === undefined ? undefined : hashOf(text);
     if (seen?.hash !== undefined && textHash === seen.hash) {
       this.seen = now && { ...now, hash: textHash };
@@ -159,9 +169,10 @@ export abstract class SingleFileSource extends MemorySource {
     try {
       entries = await this.decode(await this.readText());
     } catch (error) {
-      // One corrupt file holds every entry: refuse to serve (and to overwrite it) rather than lose data.
-      this.logger.error({ path: this.file, err: error }, 'cannot read the source file');
-      throw new AppError(500, `The source file of stream [${this.definition.id}] cannot be read.`);
+      // One corrupt file holds every entry: refuse to serve (and to overwrite it) rather than
+      // lose data. A 409 like every degraded file (issue #27), listed in /readyz.
+      this.markUnreadable(this.file, `the file cannot be read (${(error as Error).message})`, error);
+      throw new AppError(409, `The source file of stream [${this.definition.id}] cannot be read; fix it before reading or writing.`);
     }
     this.disk = new Map();
     for (const entry of entries) {

@@ -39,13 +39,28 @@ export interface CheckContext {
   origin: 'store' | 'api';
 }
 
+/**
+ * A stored definition compared with what the store last read or wrote (issue #27): every
+ * write checks it first, so an edit made on disk is never overwritten blind.
+ */
+export type StoredState = { state: 'unchanged' } | { state: 'missing' } | { state: 'changed'; raw: Record<string, unknown> };
+
 /** Where definitions are persisted. The default store is the `streams/` folder. */
 export interface DefinitionStore {
-  /** Every stored raw definition, with the file it came from when there is one. */
-  loadAll(onInvalid?: (file: string, reason: string) => void): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>>;
+  /**
+   * Every stored raw definition, with the file it came from when there is one. `onInvalid`:
+   * live sync (a file that cannot be used is skipped, not fatal); `onSkipped`: a file skipped
+   * even at boot (above `streams.files.max_bytes`).
+   */
+  loadAll(onInvalid?: (file: string, reason: string) => void, onSkipped?: (file: string, reason: string) => void): Promise<Array<{ raw: Record<string, unknown>; file?: string; id?: string }>>;
   /** The folder of definition files, when the store is one (live sync watches it). */
   readonly path?: string;
   save(id: string, raw: Record<string, unknown>): Promise<string | undefined>;
+  /**
+   * Optional: the stored definition as it is now, compared with what the store last read or
+   * wrote; throws a 409 AppError naming the file when it cannot be read. Called before every write.
+   */
+  state?(id: string): Promise<StoredState>;
   remove(id: string): Promise<boolean>;
   /**
    * Optional: notice changes made by other nodes; call `onChange` with the id. It resolves

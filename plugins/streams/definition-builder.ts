@@ -1,8 +1,9 @@
 import type { ValidateFunction } from 'ajv';
-import { createAjv, describeAjvError, type Hooks } from '../../kernel/index.js';
+import { createAjv, describeAjvError, type FileRoots, type Hooks } from '../../kernel/index.js';
 import type { CheckContext, DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
 import { definitionSchema } from './definition-schema.js';
 import { DefinitionIssue, resolveFieldImports } from './imports.js';
+import { unknownKeyWarnings } from './unknown-keys.js';
 import { normalizeDefinition, type NormalizeDefaults } from './normalize.js';
 import type { StreamDefinition } from './types.js';
 
@@ -43,7 +44,14 @@ export class DefinitionBuilder {
     private readonly definitionsFolder: string,
     private readonly hooks: Hooks,
     private readonly defaults: NormalizeDefaults,
+    /** What imported files must obey (issue #27): the roots links may lead into, the size limit. */
+    private readonly files: { roots?: FileRoots; maxBytes?: number } = {},
   ) {}
+
+  /** The top-level keys the spec and the loaded plugins declare. */
+  private knownKeys(): string[] {
+    return Object.keys((definitionSchema(this.extensions) as { properties: Record<string, unknown> }).properties);
+  }
 
   /** Collect addon schema extensions; called once at boot before anything is built. */
   async collectExtensions(): Promise<void> {
@@ -76,7 +84,12 @@ export class DefinitionBuilder {
 
     let resolvedFields: unknown;
     try {
-      resolvedFields = await resolveFieldImports(stored.fields, { root: this.root, confine: input.origin === 'api' ? this.definitionsFolder : undefined });
+      resolvedFields = await resolveFieldImports(stored.fields, {
+        root: this.root,
+        confine: input.origin === 'api' ? this.definitionsFolder : undefined,
+        roots: this.files.roots,
+        maxBytes: this.files.maxBytes,
+      });
     } catch (error) {
       if (error instanceof DefinitionIssue) throw new DefinitionProblems([{ path: error.path, message: error.message }], input.file);
       throw error;
@@ -101,6 +114,8 @@ export class DefinitionBuilder {
 
     const definition = normalizeDefinition(id, stored, resolvedFields, parent, this.defaults);
     if (input.file) definition.file = input.file;
+    const warnings = unknownKeyWarnings(stored, this.knownKeys());
+    if (warnings.length > 0) definition.warnings = warnings;
     const duplicate = firstDuplicateHandle(resolvedFields);
     const problems: DefinitionProblem[] = duplicate ? [{ path: '/fields', message: `field [${duplicate}] is defined twice` }] : [];
     const context: CheckContext = { origin: input.origin ?? 'store' };

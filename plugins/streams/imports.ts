@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readTextFile } from '../../kernel/index.js';
+import { readTextFile, UnreadableTextError, type FileRoots } from '../../kernel/index.js';
 import { IMPORT_PATTERN } from './definition-schema.js';
 
 const importPattern = new RegExp(IMPORT_PATTERN);
@@ -21,6 +21,10 @@ export interface ImportScope {
   root: string;
   /** When set, the import must also lie inside this folder. */
   confine?: string;
+  /** Links out of these roots are not followed (issue #27). */
+  roots?: FileRoots;
+  /** `streams.files.max_bytes`: a larger imported file is not read. */
+  maxBytes?: number;
 }
 
 function inside(folder: string, file: string): boolean {
@@ -42,18 +46,40 @@ async function readImport(spec: string, scope: ImportScope, where: string): Prom
   if (scope.confine !== undefined && !inside(scope.confine, file)) {
     throw new DefinitionIssue(where, `import "${spec}" must stay inside the definitions folder when set over the API`);
   }
+  // `..` and names that look inside can still lead out through a link: resolved, then checked.
+  const outside = await scope.roots?.checkAsync(file);
+  if (outside !== undefined) throw new DefinitionIssue(where, `import "${spec}" is not followed: ${outside}`);
   let text: string;
   try {
-    text = await readTextFile(file);
+    text = await readTextFile(file, scope.maxBytes);
   } catch (error) {
-    throw new DefinitionIssue(where, `import "${spec}" cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    const why = error instanceof UnreadableTextError ? error.message : ((error as NodeJS.ErrnoException).code ?? String(error));
+    throw new DefinitionIssue(where, `import "${spec}" cannot be read (${why})`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     // Not the parser's message: it quotes the text, and the file may hold secrets.
     throw new DefinitionIssue(where, `import "${spec}" is not valid JSON`);
   }
+  // Imports do not nest: an imported file naming another import would be read as a field
+  // type, and one naming itself (or a file importing it back) is a cycle. Refused naming the chain.
+  const nested = importsIn(value);
+  if (nested.length > 0) {
+    const chain = [spec, nested[0]!];
+    const cycle = nested.includes(spec) ? ' (a cycle)' : '';
+    throw new DefinitionIssue(where, `import "${spec}" imports "${nested[0]}"${cycle}: imports do not nest (${chain.join(' -> ')})`);
+  }
+  return value;
+}
+
+/** The import specs a value holds where `fields` would (the whole value, or each field). */
+function importsIn(fields: unknown): string[] {
+  if (isImport(fields)) return [fields];
+  if (Array.isArray(fields)) return fields.filter(isImport);
+  if (fields && typeof fields === 'object') return Object.values(fields).filter(isImport);
+  return [];
 }
 
 /**
@@ -78,10 +104,5 @@ export async function resolveFieldImports(fields: unknown, scope: ImportScope): 
 
 /** The absolute files a raw definition imports (`@path.json` in `fields`): live sync watches them. */
 export function importedFiles(raw: Record<string, unknown>, root: string): string[] {
-  const fields = raw.fields;
-  const specs: string[] = [];
-  if (isImport(fields)) specs.push(fields);
-  else if (Array.isArray(fields)) specs.push(...fields.filter(isImport));
-  else if (fields && typeof fields === 'object') specs.push(...Object.values(fields).filter(isImport));
-  return [...new Set(specs.map((spec) => path.resolve(root, spec.slice(1))))];
+  return [...new Set(importsIn(raw.fields).map((spec) => path.resolve(root, spec.slice(1))))];
 }

@@ -24,6 +24,7 @@ export type {
   DefinitionStore,
   DefinitionStoreFactory,
   DefinitionTrouble,
+  StoredState,
   StreamDependents,
   StreamRegistry,
   WriteResult,

@@ -1,4 +1,4 @@
-import { definePlugin, FolderWatcher, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin, FILE_ROOTS, FolderLock, FolderWatcher, isInsideFolder, type KernelConfig } from '../../kernel/index.js';
 import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
@@ -12,11 +12,13 @@ import { streamsSettings } from './settings.js';
 export const streamsPlugin = definePlugin(() => {
   let registry: DefinitionRegistry;
   let watcher: FolderWatcher | null = null;
+  let locks: FolderLock[] = [];
   return {
     name: 'streams',
     settings: streamsSettings,
-    register({ provide, config, hooks, logger }) {
+    register({ provide, use, config, hooks, logger }) {
       const settings = config.streams;
+      const roots = use(FILE_ROOTS);
       registry = new DefinitionRegistry(
         {
           metaId: settings.streams_id,
@@ -25,17 +27,21 @@ export const streamsPlugin = definePlugin(() => {
           storeType: settings.source.type,
           defaultSource: settings.default_source,
           defaultFormat: settings.default_format,
+          roots,
+          maxBytes: settings.files.max_bytes,
         },
         hooks,
         logger,
       );
-      registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path));
+      registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path, { maxBytes: settings.files.max_bytes, roots }));
       provide(STREAM_REGISTRY, registry);
       // One watcher for every folder live sync follows (definitions here, entry files in the sources).
       if (settings.watch) watcher = new FolderWatcher(logger);
       provide(FOLDER_WATCHER, watcher);
     },
-    async boot() {
+    async boot({ config }) {
+      // Before anything is read or listens: a second server on these files stops here (issue #27).
+      for (const folder of lockedFolders(config)) locks.push(await FolderLock.acquire(folder));
       await registry.load();
       const folder = registry.storeFolder;
       if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder);
@@ -44,6 +50,20 @@ export const streamsPlugin = definePlugin(() => {
       // Stops every watch first: nothing is re-read while the plugins shut down.
       watcher?.close();
       await registry.close();
+      for (const lock of locks) lock.release();
+      locks = [];
     },
   };
 });
+
+/**
+ * The folders one server owns: the `--data` folder, else the definitions folder and the
+ * data folder when it lies elsewhere. Only where definitions are files: with definitions in
+ * a database the nodes share that database by design (docs/mongodb.md).
+ */
+function lockedFolders(config: KernelConfig): string[] {
+  const settings = config.streams;
+  if (settings.source.type !== 'filebase') return [];
+  if (config.data_folder !== undefined) return [config.data_folder];
+  return isInsideFolder(settings.path, settings.data_path) ? [settings.path] : [settings.path, settings.data_path];
+}

@@ -1,9 +1,11 @@
 import {
+  AppError,
   ConfigError,
   KeyedLock,
   NotFoundError,
   ValidationError,
   type ErrorElement,
+  type FileRoots,
   type Hooks,
   type Logger,
 } from '../../kernel/index.js';
@@ -13,6 +15,7 @@ import type {
   DefinitionStore,
   DefinitionStoreFactory,
   DefinitionTrouble,
+  StoredState,
   StreamDependents,
   StreamRegistry,
   WriteResult,
@@ -28,6 +31,9 @@ interface RegistrySettings {
   storeType: string;
   defaultSource: string;
   defaultFormat: string;
+  /** Imported files obey the same roots and size limit as definition files (issue #27). */
+  roots?: FileRoots;
+  maxBytes?: number;
 }
 
 function asValidationError(problems: DefinitionProblems): ValidationError {
@@ -76,10 +82,13 @@ export class DefinitionRegistry implements StreamRegistry {
     private readonly logger: Logger,
   ) {
     this.metaId = settings.metaId;
-    this.builder = new DefinitionBuilder(settings.root, settings.path, hooks, {
-      defaultSource: settings.defaultSource,
-      defaultFormat: settings.defaultFormat,
-    });
+    this.builder = new DefinitionBuilder(
+      settings.root,
+      settings.path,
+      hooks,
+      { defaultSource: settings.defaultSource, defaultFormat: settings.defaultFormat },
+      { roots: settings.roots, maxBytes: settings.maxBytes },
+    );
   }
 
   addCheck(check: DefinitionCheck): void {
@@ -100,7 +109,11 @@ export class DefinitionRegistry implements StreamRegistry {
 
   require(id: string): StreamDefinition {
     const definition = this.definitions.get(id);
-    if (!definition) throw new NotFoundError(`Stream [${id}] not found.`);
+    if (!definition) {
+      const orphan = this.orphans.get(id);
+      if (orphan !== undefined) throw new NotFoundError(`Stream [${id}] is not served: it ${orphan.reason}.`);
+      throw new NotFoundError(`Stream [${id}] not found.`);
+    }
     return definition;
   }
 
@@ -121,7 +134,7 @@ export class DefinitionRegistry implements StreamRegistry {
     }
     this.store = factory({ id: this.settings.metaId, root: this.settings.root, path: this.settings.path });
     await this.builder.collectExtensions();
-    const items = await this.store.loadAll();
+    const items = await this.store.loadAll(undefined, (file, reason) => this.trouble(file, { file, reason }));
     const pending = new Map<string, { raw: Record<string, unknown>; file?: string }>();
     for (const item of items) {
       const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
@@ -155,6 +168,7 @@ export class DefinitionRegistry implements StreamRegistry {
         const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
         this.definitions.set(id, definition);
         this.storedJson.set(id, JSON.stringify(item.raw));
+        this.warnOnce(definition);
         return definition;
       } catch (error) {
         if (error instanceof DefinitionProblems) throw asConfigError(error, item.file ?? this.settings.path);
@@ -204,7 +218,8 @@ export class DefinitionRegistry implements StreamRegistry {
   async create(raw: Record<string, unknown>): Promise<StreamDefinition> {
     const definition = await this.lock.run('definitions', async () => {
       const built = await this.buildForApi(raw, undefined, false);
-      if (this.definitions.has(built.id)) {
+      // A file of that id not served yet (a hand edit not synced) takes the id as well.
+      if (this.definitions.has(built.id) || (await this.onDisk(built.id)).state === 'changed') {
         throw new ValidationError([{ message: 'The id has already been taken.', meta: { field: 'id', rule: 'unique' } }]);
       }
       await this.storeDefinition(built);
@@ -219,11 +234,13 @@ export class DefinitionRegistry implements StreamRegistry {
       guard?.(this.definitions.get(id));
       const existing = this.definitions.get(id);
       const created = !existing;
+      const disk = existing ? await this.onDisk(id) : undefined;
+      const current = disk?.state === 'changed' ? disk.raw : existing?.raw;
       const body = { ...raw };
       delete body.handle;
       // A PUT without `data` replaces the definition, not the entries a `self` stream keeps
       // in it (docs/sources.md); sending `data` (even []) replaces them.
-      if (!Object.hasOwn(body, 'data') && existing?.raw.data !== undefined) body.data = existing.raw.data;
+      if (!Object.hasOwn(body, 'data') && current?.data !== undefined) body.data = current.data;
       const definition = await this.buildForApi(body, id, true);
       await this.storeDefinition(definition);
       return { definition, created };
@@ -236,7 +253,9 @@ export class DefinitionRegistry implements StreamRegistry {
     const result = await this.lock.run('definitions', async () => {
       const existing = this.definitions.get(id);
       guard?.(existing);
-      const merged = { ...(existing?.raw ?? {}), ...raw };
+      // Merged into the file as it is now: a hand edit not synced yet is kept, never clobbered.
+      const disk = existing ? await this.onDisk(id) : undefined;
+      const merged = { ...((disk?.state === 'changed' ? disk.raw : existing?.raw) ?? {}), ...raw };
       delete merged.handle;
       const definition = await this.buildForApi(merged, id, true);
       await this.storeDefinition(definition);
@@ -266,6 +285,7 @@ export class DefinitionRegistry implements StreamRegistry {
       // The precondition first (RFC 9110 evaluates it before the method): a stale If-Match is
       // a 412 whatever else would refuse the delete.
       options.guard?.(this.definitions.get(id));
+      await this.onDisk(id);
       const { children, relations } = this.dependentsOf(id);
       // A child cannot be built without its parent, so children are never forced past;
       // relationships are (their values stay, their links are omitted).
@@ -291,7 +311,9 @@ export class DefinitionRegistry implements StreamRegistry {
       const definition = this.definitions.get(id);
       // A stream deleted meanwhile stays deleted: its entries write fails instead of resurrecting it.
       if (!definition) throw new NotFoundError(`Stream [${id}] not found.`);
-      const raw = { ...definition.raw, data };
+      // The other keys as they are on disk now (a hand edit not synced yet is kept).
+      const disk = await this.onDisk(id);
+      const raw = { ...(disk.state === 'changed' ? disk.raw : definition.raw), data };
       const file = await this.store!.save(id, raw);
       if (file) definition.file = file;
       // The data belongs to the `self` source, which already serves it: updated in place,
@@ -411,6 +433,19 @@ export class DefinitionRegistry implements StreamRegistry {
         const item = byId.get(id)!;
         const json = JSON.stringify(item.raw);
         const current = this.definitions.get(id);
+        const parent = item.raw.extends;
+        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
+          // Its parent is gone (deleted by hand, or itself unserved): not served at once, as
+          // after a restart (issue #27), and served again when the parent is back.
+          if (current) {
+            this.definitions.delete(id);
+            this.storedJson.delete(id);
+            this.degradedBy.delete(id);
+            deleted.push(id);
+          }
+          this.orphan(id, item.file, parent);
+          continue;
+        }
         const importChanged = current !== undefined && importedFiles(current.raw, this.settings.root).some((f) => imports.has(f));
         if (current && this.storedJson.get(id) === json && !importChanged) {
           if (item.file !== undefined && !invalid.has(item.file)) this.degradedBy.delete(id);
@@ -425,16 +460,11 @@ export class DefinitionRegistry implements StreamRegistry {
           this.degradedBy.delete(id);
           continue;
         }
-        const parent = item.raw.extends;
-        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
-          if (current) this.trouble(id, { stream: id, file: item.file, reason: `extends [${parent}], which does not exist: the last good version is served` });
-          else this.orphan(id, item.file, parent);
-          continue;
-        }
         try {
           const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
           this.definitions.set(id, definition);
           this.storedJson.set(id, json);
+          this.warnOnce(definition);
           this.degradedBy.delete(id);
           this.orphans.delete(id);
           published.push({ definition, action: current ? 'updated' : 'created' });
@@ -470,6 +500,15 @@ export class DefinitionRegistry implements StreamRegistry {
     return JSON.stringify(before) === JSON.stringify(after);
   }
 
+  /** Unknown keys, logged once per stream and text (a rebuild with the same typo says nothing new). */
+  private readonly warned = new Map<string, string>();
+  private warnOnce(definition: StreamDefinition): void {
+    const text = (definition.warnings ?? []).join('\n');
+    if (text === '' || this.warned.get(definition.id) === text) return;
+    this.warned.set(definition.id, text);
+    for (const warning of definition.warnings!) this.logger.warn({ stream: definition.id, path: definition.file }, warning);
+  }
+
   /** Remember (and log once) why a definition file is not served as it is. */
   private trouble(key: string, trouble: DefinitionTrouble): void {
     const known = this.degradedBy.get(key);
@@ -489,6 +528,18 @@ export class DefinitionRegistry implements StreamRegistry {
     await this.syncing;
     await this.lock.idle();
     await this.store?.close?.();
+  }
+
+  /** The stored definition compared with what was last read or written (a 409 when it cannot be read). */
+  private async onDisk(id: string): Promise<StoredState> {
+    const stored = (await this.store!.state?.(id)) ?? { state: 'unchanged' };
+    // The file still holds the edit live sync could not use (it parses, but is not a valid
+    // definition): a write would replace it with the last good version plus the change.
+    const trouble = this.degradedBy.get(id);
+    if (stored.state === 'unchanged' && trouble !== undefined && this.definitions.has(id)) {
+      throw new AppError(409, `The definition file of stream [${id}] holds an edit that is not served (${trouble.reason}); fix it before writing.`);
+    }
+    return stored;
   }
 
   /** Store durably and make it the current definition (under the lock). */

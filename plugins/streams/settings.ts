@@ -17,6 +17,8 @@ export interface StreamsSettings {
   watch: boolean;
   /** Per stream: filtered-match lists, cached query results (`config.cache`); per API: reply bodies. */
   caches: { match_bytes: number; results_bytes: number; replies_bytes: number; json_bytes: number; orders_bytes: number };
+  /** What lands on disk (issue #27): a larger entry or definition file is reported and skipped. */
+  files: { max_bytes: number };
 }
 
 declare module '../../kernel/config-schema.js' {
@@ -43,6 +45,15 @@ export const streamsSettings = defineSettings({
       poll_interval_ms: { type: 'integer', minimum: 100, default: 2000 },
       /** Live file sync (docs/file-sync.md): edits on disk are served without a restart. */
       watch: { type: 'boolean', default: true },
+      /** Limits on the files read (docs/file-sync.md, "Limits"). */
+      files: {
+        type: 'object',
+        additionalProperties: false,
+        default: {},
+        properties: {
+          max_bytes: { type: 'integer', minimum: 1, default: 16 * 1024 * 1024 },
+        },
+      },
       /** Byte budgets of the in-memory caches (hostile input must not grow memory without bound). */
       caches: {
         type: 'object',

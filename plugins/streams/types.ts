@@ -57,6 +57,8 @@ export interface StreamConfig {
 
 export interface StreamDefinition {
   id: string;
+  /** Keys no spec rule nor loaded plugin declares, described (issue #27): /readyz and `meta.warnings`. */
+  warnings?: string[];
   name: string;
   description?: string;
   /** Parent stream id when the definition `extends` another (already merged in). */

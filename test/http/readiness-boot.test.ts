@@ -74,6 +74,9 @@ describe('boot loads entries and readiness is true', () => {
     expect(lines[ready]).toContain(`"entries":${COUNT}`);
     // A stream this large reports its load.
     expect(lines.some((l) => l.includes('"msg":"loading entries'))).toBe(true);
+    // One server per data folder (#27): the next test's server needs this one gone.
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
   }, 90_000);
 
   it('stops at once on SIGTERM during the load (exit 0, no load error, never ready)', async () => {

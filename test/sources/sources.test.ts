@@ -110,13 +110,13 @@ describe('file and self sources', () => {
     expect(Object.keys(written)).toEqual(['earth', 'mars', 'venus']);
   });
 
-  it('a corrupt single file makes the source refuse to serve (500) instead of overwriting it', async () => {
+  it('a corrupt single file makes the source refuse to serve (409, degraded: #27) instead of overwriting it', async () => {
     const { open, data } = await app();
     await mkdir(data, { recursive: true });
     await writeFile(path.join(data, 'planets.json'), '{"earth": ');
     const source = open(makeDefinition('planets', { source: { type: 'file' } }));
-    await expect(source.get('earth')).rejects.toMatchObject({ status: 500 });
-    await expect(source.put('x', { id: 'x' })).rejects.toMatchObject({ status: 500 });
+    await expect(source.get('earth')).rejects.toMatchObject({ status: 409 });
+    await expect(source.put('x', { id: 'x' })).rejects.toMatchObject({ status: 409 });
     expect(await readFile(path.join(data, 'planets.json'), 'utf8')).toBe('{"earth": ');
     expect(await source.healthy()).toBe(false);
   });

@@ -56,9 +56,11 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
     const id = definition.id;
     const location = status === 201 ? `,"location":${json(`${urls.streams}/${segment(id)}`)}` : '';
     const payloadPart = payload === undefined ? '' : `,"payload":${json(payload)}`;
+    // Keys nothing declares (a typo?): accepted, and said (issue #27).
+    const warningsPart = definition.warnings === undefined ? '' : `,"warnings":${json(definition.warnings)}`;
     const body = envelope(
       streamLinks(request, urls, id, location),
-      `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}}`,
+      `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}${warningsPart}}`,
       json(definitionToJson(definition)),
     );
     // The ETag is the stored version, so the tag read is the one `If-Match` compares with.

@@ -1,11 +1,11 @@
 import { opendirSync, type Dir } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, isTempFile, readTextFile, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, isTempFile, readTextFile, UnreadableTextError, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
-import { LOAD_SLICE_MS, MemorySource } from '../memory-source.js';
+import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
 import { keyId } from '../criteria/values.js';
 import { mapLimit } from '../map-limit.js';
 import { SourceClosedError } from '../source-errors.js';
@@ -63,6 +63,8 @@ export class FilebaseSource extends MemorySource {
    */
   private async listEntryFiles(removeTemps = true): Promise<EntryFileList> {
     const names = new EntryFileList(this.codec.extensions[0]!);
+    // A folder that is a link out of the application's roots is not listed (issue #27).
+    if (this.fileRoots?.check(this.folder) !== undefined) return names;
     let dir: Dir;
     try {
       dir = opendirSync(this.folder, { bufferSize: 1024 });
@@ -78,7 +80,10 @@ export class FilebaseSource extends MemorySource {
         if (found === null) break;
         if (isTempFile(found.name)) {
           if (removeTemps) temps.push(found.name);
-        } else if (this.isEntryFile(found.name)) names.add(found.name);
+        } else if (this.isEntryFile(found.name)) {
+          // Only links need resolving (the listing tells them apart for free): one out of the roots is skipped.
+          if (!found.isSymbolicLink() || this.fileRoots?.check(this.folder + path.sep + found.name) === undefined) names.add(found.name);
+        }
         if ((n & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
           await this.nextSlice();
           slice = performance.now();
@@ -113,7 +118,8 @@ export class FilebaseSource extends MemorySource {
         if (name !== this.standardName(keyId(entry[this.keyName]))) misnamed.push(index);
         loaded[index] = entry;
       } catch (failure) {
-        this.logger.warn({ path: this.folder + path.sep + name, err: failure }, 'skipping unreadable entry file');
+        // Named in /readyz, and its writes refused until it is fixed (its bytes are never rewritten).
+        this.markUnreadable(this.folder + path.sep + name, `skipping unreadable entry file (${reasonOf(failure)})`, failure, false);
       }
     };
     await readFiles(
@@ -125,6 +131,8 @@ export class FilebaseSource extends MemorySource {
         await this.nextSlice();
       },
       LOAD_SLICE_MS,
+      undefined,
+      this.maxBytes,
     );
     misnamed.sort((x, y) => x - y);
     for (const index of misnamed) this.fileNames.set(keyId(loaded[index]![this.keyName]), wanted.nameAt(index));
@@ -193,7 +201,38 @@ export class FilebaseSource extends MemorySource {
   }
 
   protected override watchedFolders(): Array<[string, FolderListener]> {
-    return [[this.folder, (name) => void this.fileChanged(name).catch((error: unknown) => this.logger.error({ err: error, path: this.folder }, 'catching up with an edit on disk failed'))]];
+    return [[this.folder, (name) => this.queueChange(name)]];
+  }
+
+  /** Names changed on disk, not handled yet (a folder copied in is thousands at once). */
+  private readonly changedNames = new Set<string | undefined>();
+  private draining = false;
+
+  /**
+   * Disk events are handled READ_CONCURRENCY files at a time, the event loop free between
+   * two groups (issue #27): 5,000 files landing at once started 5,000 reads together, and
+   * their completions held the loop for about 270 ms (/healthz with it).
+   */
+  private queueChange(name: string | undefined): void {
+    this.changedNames.add(name);
+    if (this.draining) return;
+    this.draining = true;
+    void (async () => {
+      try {
+        while (this.changedNames.size > 0) {
+          const group: Array<string | undefined> = [];
+          for (const next of this.changedNames) {
+            group.push(next);
+            this.changedNames.delete(next);
+            if (group.length === READ_CONCURRENCY) break;
+          }
+          await Promise.all(group.map((changed) => this.fileChanged(changed).catch((error: unknown) => this.logger.error({ err: error, path: this.folder }, 'catching up with an edit on disk failed'))));
+          await yieldToLoop();
+        }
+      } finally {
+        this.draining = false;
+      }
+    })();
   }
 
   /** Before a write of `key`: catch up with an edit of its file made on disk (one small read). */
@@ -253,7 +292,7 @@ export class FilebaseSource extends MemorySource {
         if (served !== undefined && this.fileOf(id) === name && this.codec.stringify(served) === current.text) return;
         if (served !== undefined && this.fileOf(id) !== name) {
           const other = path.join(this.folder, this.fileOf(id));
-          if (await readTextFile(other).then(() => true, () => false)) {
+          if (await readTextFile(other, this.maxBytes).then(() => true, () => false)) {
             this.duplicates.set(id, [this.fileOf(id), name]);
             this.logger.warn({ key: id, files: this.duplicates.get(id) }, 'one entry key in several files: its writes are refused until one file is removed');
             return;
@@ -271,12 +310,18 @@ export class FilebaseSource extends MemorySource {
 
   /** One entry file as it is now: its text and entry, nothing when missing, or why it cannot be read. */
   private async readEntryFile(name: string): Promise<{ text?: string; entry?: Entry; error?: { reason: string; cause: unknown } }> {
+    const file = path.join(this.folder, name);
+    const outside = await this.fileRoots?.checkAsync(file);
+    if (outside !== undefined) return { error: { reason: `the entry file is not read: ${outside}`, cause: undefined } };
     let text: string;
     try {
-      text = await readTextFile(path.join(this.folder, name));
+      text = await readTextFile(file, this.maxBytes);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      return { error: { reason: `the entry file cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, cause: error } };
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.fileRoots?.forget(file);
+        return {};
+      }
+      return { error: { reason: `the entry file cannot be read (${reasonOf(error)})`, cause: error } };
     }
     try {
       return { text, entry: this.decodeFile(name, text) };
@@ -322,6 +367,12 @@ export class FilebaseSource extends MemorySource {
     if (files) throw new AppError(409, `Entry [${id}] is stored in several files (${files.join(', ')}): remove all but one before writing it.`);
   }
 
+  /** Never write through a folder that is a link out of the application's roots (issue #27). */
+  private assertInRoots(): void {
+    const outside = this.fileRoots?.check(this.folder);
+    if (outside !== undefined) throw new AppError(409, `The entries folder of stream [${this.definition.id}] is not written: ${outside}.`);
+  }
+
   protected override originOf(entry: Entry): string {
     return path.join(this.folder, this.fileOf(keyId(entry[this.keyName])));
   }
@@ -336,11 +387,13 @@ export class FilebaseSource extends MemorySource {
 
   protected async persistPut(id: string, entry: Entry): Promise<void> {
     this.assertSingleFile(id);
+    this.assertInRoots();
     await this.writer.write(this.fileOf(id), this.codec.stringify(entry));
   }
 
   protected async persistDelete(id: string): Promise<void> {
     this.assertSingleFile(id);
+    this.assertInRoots();
     await this.writer.remove(this.fileOf(id));
     this.fileNames.delete(id);
   }
@@ -349,4 +402,10 @@ export class FilebaseSource extends MemorySource {
     await Promise.all(all.map((entry) => this.writer.remove(this.fileOf(String(entry[this.keyName])))));
     this.fileNames.clear();
   }
+}
+
+/** Why a file could not be read, for the log and /readyz: the errno code, or the reason it was not decoded. */
+function reasonOf(error: unknown): string {
+  if (error instanceof UnreadableTextError) return error.message;
+  return (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
 }

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { readTextFileSync, stripBom } from '../../../kernel/index.js';
+import { decodeText, readTextFileSync, UnreadableTextError } from '../../../kernel/index.js';
 
 /**
  * Reading the many small files of a large filebase stream at boot. Opening, reading and
@@ -46,12 +46,21 @@ interface ChunkMessage {
  * throws there: the worker is stopped and the error propagates). A worker helps from
  * `parallelMin` files on, where the machine has a second core.
  */
-export async function readFiles(folder: string, names: NameList, visit: FileVisitor, pause: () => Promise<void>, sliceMs: number, parallelMin = PARALLEL_MIN): Promise<{ byWorker: number }> {
+export async function readFiles(
+  folder: string,
+  names: NameList,
+  visit: FileVisitor,
+  pause: () => Promise<void>,
+  sliceMs: number,
+  parallelMin = PARALLEL_MIN,
+  /** Files above it are not read (`streams.files.max_bytes`): visited with an EFBIG error. */
+  maxBytes = Infinity,
+): Promise<{ byWorker: number }> {
   const chunks = Math.ceil(names.length / CHUNK);
   // [0]: the next chunk to claim; [1]: the worker's chunks visited here (its flow control).
   const claims = new Int32Array(new SharedArrayBuffer(8));
   const mine = new Uint8Array(chunks);
-  const helper = names.length > 0 && names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit) : undefined;
+  const helper = names.length > 0 && names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit, maxBytes) : undefined;
   try {
     let slice = performance.now();
     for (;;) {
@@ -59,7 +68,7 @@ export async function readFiles(folder: string, names: NameList, visit: FileVisi
       if (chunk >= chunks) break;
       mine[chunk] = 1;
       const end = Math.min(names.length, (chunk + 1) * CHUNK);
-      for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit);
+      for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit, maxBytes);
       if (performance.now() - slice > sliceMs) {
         await pause();
         slice = performance.now();
@@ -71,7 +80,7 @@ export async function readFiles(folder: string, names: NameList, visit: FileVisi
     for (let chunk = 0; chunk < chunks; chunk++) {
       if (mine[chunk] === 1 || delivered.has(chunk)) continue;
       const end = Math.min(names.length, (chunk + 1) * CHUNK);
-      for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit);
+      for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit, maxBytes);
     }
     let byWorker = 0;
     for (const chunk of delivered) byWorker += Math.min(names.length, (chunk + 1) * CHUNK) - chunk * CHUNK;
@@ -81,11 +90,11 @@ export async function readFiles(folder: string, names: NameList, visit: FileVisi
   }
 }
 
-function readOne(folder: string, names: NameList, index: number, visit: FileVisitor): void {
+function readOne(folder: string, names: NameList, index: number, visit: FileVisitor, maxBytes: number): void {
   let text: string;
   try {
     // Joined by hand: path.join normalizes again what is already normal (about 0.2 s at 1M files).
-    text = readTextFileSync(folder + path.sep + names.nameAt(index));
+    text = readTextFileSync(folder + path.sep + names.nameAt(index), maxBytes);
   } catch (error) {
     visit(index, undefined, error);
     return;
@@ -99,7 +108,7 @@ interface Reader {
   stop(): void;
 }
 
-function startReader(folder: string, names: NameList, claims: Int32Array, visit: FileVisitor): Reader {
+function startReader(folder: string, names: NameList, claims: Int32Array, visit: FileVisitor, maxBytes: number): Reader {
   // The names go over as one shared UTF-8 buffer, one per line: no million strings cloned
   // into the worker's heap (and none kept here: each is spelled, written and dropped).
   let text = Buffer.allocUnsafeSlow(Math.max(1024, names.length * 16));
@@ -117,19 +126,29 @@ function startReader(folder: string, names: NameList, claims: Int32Array, visit:
   const shared = new Uint8Array(new SharedArrayBuffer(Math.max(0, size - 1)));
   shared.set(text.subarray(0, Math.max(0, size - 1)));
   const delivered = new Set<number>();
-  const worker = new Worker(READER_SOURCE, { eval: true, workerData: { folder, names: shared, claims, chunk: CHUNK, ahead: MAX_AHEAD } });
+  const worker = new Worker(READER_SOURCE, { eval: true, workerData: { folder, names: shared, claims, chunk: CHUNK, ahead: MAX_AHEAD, maxBytes } });
   worker.unref();
   worker.on('message', (message: ChunkMessage) => {
     delivered.add(message.chunk);
     const bytes = Buffer.from(message.bytes);
-    const failed = new Map(message.errors.map(([offset, code, text]) => [offset, Object.assign(new Error(text), { code })]));
+    const failed = new Map<number, Error>(message.errors.map(([offset, code, text]) => [offset, code === 'EFBIG' ? new UnreadableTextError('EFBIG', text) : Object.assign(new Error(text), { code })]));
     let start = 0;
     const first = message.chunk * CHUNK;
     for (let offset = 0; offset < message.ends.length; offset++) {
       const end = message.ends[offset]!;
       const error = failed.get(offset);
       if (error !== undefined) visit(first + offset, undefined, error);
-      else visit(first + offset, stripBom(bytes.toString('utf8', start, end)), undefined);
+      else {
+        // Decoded strictly here, as a read on this thread would be (never lossily: issue #27).
+        let text: string | undefined;
+        let failure: unknown;
+        try {
+          text = decodeText(bytes, start, end);
+        } catch (undecodable) {
+          failure = undecodable;
+        }
+        visit(first + offset, text, failure);
+      }
       start = end;
     }
     Atomics.add(claims, 1, 1);
@@ -149,8 +168,8 @@ function startReader(folder: string, names: NameList, claims: Int32Array, visit:
  */
 const READER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { openSync, readSync, closeSync } = require('node:fs');
-const { folder, names, claims, chunk, ahead } = workerData;
+const { openSync, readSync, closeSync, fstatSync } = require('node:fs');
+const { folder, names, claims, chunk, ahead, maxBytes } = workerData;
 const counters = new Int32Array(claims.buffer);
 const starts = [0];
 for (let i = 0; i < names.length; i++) if (names[i] === 10) starts.push(i + 1);
@@ -171,6 +190,10 @@ for (;;) {
     try {
       const fd = openSync(folder + '/' + nameAt(index), 'r');
       try {
+        if (maxBytes !== Infinity) {
+          const size = fstatSync(fd).size;
+          if (size > maxBytes) throw Object.assign(new Error('the file is ' + size + ' bytes, above streams.files.max_bytes (' + maxBytes + '): skipped'), { code: 'EFBIG' });
+        }
         for (;;) {
           if (bytes.length - size < 64 * 1024) {
             const grown = Buffer.allocUnsafeSlow(bytes.length * 2);

@@ -79,7 +79,7 @@ export class SelfSource extends SingleFileSource {
     try {
       raw = current === undefined ? { ...this.definition.raw } : (JSON.parse(current) as Record<string, unknown>);
     } catch {
-      throw new AppError(500, `The definition file of stream [${this.definition.id}] cannot be parsed; its data was not written.`);
+      throw new AppError(409, `The definition file of stream [${this.definition.id}] cannot be parsed; its data was not written.`);
     }
     raw.data = JSON.parse(dataJson) as unknown;
     return super.writeText(`${JSON.stringify(raw, null, 2)}\n`, options);
