@@ -214,6 +214,16 @@ export abstract class MemorySource implements Source {
     return this.unreadable.has(file);
   }
 
+  /** Why `file` cannot be read, or undefined when it can (or is not known). */
+  protected unreadableReason(file: string): string | undefined {
+    return this.unreadable.get(file);
+  }
+
+  /** Files that cannot be read right now (a miss checks them only when there are any). */
+  protected get unreadableCount(): number {
+    return this.unreadable.size;
+  }
+
   /** Files holding an unreadable edit, with why. */
   troubles(): Array<{ path: string; reason: string }> {
     return [...this.unreadable].map(([path, reason]) => ({ path, reason }));

@@ -132,6 +132,12 @@ describe('bytes kept (item 4)', () => {
     });
     expect((await app.request('PATCH', '/api/streams/things/entries/1', { name: 'x' })).status).toBe(409);
     expect((await app.request('PUT', '/api/streams/things/entries/1', { name: 'x' })).status).toBe(409);
+    // A read says why, rather than a 404 that would claim the entry does not exist.
+    const read = await app.request('GET', '/api/streams/things/entries/1');
+    expect(read.status).toBe(409);
+    expect(read.json.errors[0].message).toMatch(/not valid UTF-8/);
+    expect((await app.request('GET', '/api/streams/things/entries/2')).status).toBe(200);
+    expect((await app.request('GET', '/api/streams/things/entries/3')).status).toBe(404);
     expect(readFileSync(file).equals(NOT_UTF8)).toBe(true);
   });
 
@@ -152,6 +158,9 @@ describe('bytes kept (item 4)', () => {
       };
       await eventually(async () => expect(JSON.stringify((await get('/readyz')).json.details?.streams?.degraded ?? [])).toContain('1.json'));
       expect((await get('/api/streams/things/entries')).json.data.map((e: { id: number }) => e.id)).toEqual([2]);
+      const read = await get('/api/streams/things/entries/1');
+      expect(read.status).toBe(409);
+      expect(read.json.errors[0].message).toMatch(/entry \[1\] is not served: .*not valid UTF-8/);
       const patch = await request(`${url}/api/streams/things/entries/1`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"name": "x"}' });
       await patch.body.dump();
       expect(patch.statusCode).toBe(409);

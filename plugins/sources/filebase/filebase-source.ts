@@ -3,7 +3,7 @@ import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, isTempFile, readTextFile, UnreadableTextError, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
-import type { Entry, EntryKey, ExternalChange, SourceCapabilities, SourceContext } from '../contracts.js';
+import { NOT_AT_HAND, type Entry, type EntryKey, type ExternalChange, type SourceCapabilities, type SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
 import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
 import { keyId } from '../criteria/values.js';
@@ -233,6 +233,26 @@ export class FilebaseSource extends MemorySource {
         this.draining = false;
       }
     })();
+  }
+
+  /**
+   * A key whose file cannot be read (not UTF-8, not parseable, over the size limit) since the
+   * boot has no last good version to serve: its read answers 409 naming why, not a 404 that
+   * would tell the client the entry does not exist (issue #27). A miss goes the async way only
+   * while some file is unreadable, so GET one stays synchronous otherwise.
+   */
+  override peek(key: EntryKey): Entry | undefined | typeof NOT_AT_HAND {
+    const found = super.peek(key);
+    return found === undefined && this.unreadableCount > 0 ? NOT_AT_HAND : found;
+  }
+
+  override async get(key: EntryKey): Promise<Entry | undefined> {
+    const found = await super.get(key);
+    if (found === undefined && this.unreadableCount > 0) {
+      const reason = this.unreadableReason(path.join(this.folder, this.fileOf(keyId(key))));
+      if (reason !== undefined) throw new AppError(409, `The entry [${keyId(key)}] is not served: ${reason}. Fix its file on disk.`);
+    }
+    return found;
   }
 
   /** Before a write of `key`: catch up with an edit of its file made on disk (one small read). */
