@@ -21,6 +21,7 @@ import type {
   WriteResult,
 } from './contracts.js';
 import { DefinitionBuilder, DefinitionProblems } from './definition-builder.js';
+import type { DefinitionChangedPayload } from './hooks.js';
 import { importedFiles } from './imports.js';
 import type { StreamDefinition } from './types.js';
 
@@ -123,6 +124,17 @@ export class DefinitionRegistry implements StreamRegistry {
   }
 
   /** Boot: choose the store, collect addon schema, load every definition (parents first). */
+  /**
+   * Announce a definition change: it is done (on disk or in the store) when this runs, so each
+   * listener runs on its own and one that throws is logged with its plugin, never answered to
+   * the writer as if the change had failed, never keeping it from the listeners after it.
+   */
+  private async changed(payload: DefinitionChangedPayload): Promise<void> {
+    await this.hooks.notify('definition.changed', payload, (error, plugin) =>
+      this.logger.error({ err: error, listener_plugin: plugin, stream: payload.id }, 'a definition.changed listener failed'),
+    );
+  }
+
   async load(): Promise<void> {
     const factory = this.storeFactories.get(this.settings.storeType);
     if (!factory) {
@@ -302,7 +314,7 @@ export class DefinitionRegistry implements StreamRegistry {
       this.sorted = undefined;
       return true;
     });
-    if (removed) await this.hooks.emit('definition.changed', { id, action: 'deleted', definition: null });
+    if (removed) await this.changed({ id, action: 'deleted', definition: null });
     return removed;
   }
 
@@ -331,7 +343,7 @@ export class DefinitionRegistry implements StreamRegistry {
     if (!item) {
       if (this.definitions.delete(id)) {
         this.sorted = undefined;
-        await this.hooks.emit('definition.changed', { id, action: 'deleted', definition: null });
+        await this.changed({ id, action: 'deleted', definition: null });
       }
       return;
     }
@@ -340,7 +352,7 @@ export class DefinitionRegistry implements StreamRegistry {
     this.definitions.set(id, definition);
     this.storedJson.set(id, JSON.stringify(item.raw));
     this.sorted = undefined;
-    await this.hooks.emit('definition.changed', { id, action: existed ? 'updated' : 'created', definition: definition as unknown as Record<string, unknown> });
+    await this.changed({ id, action: existed ? 'updated' : 'created', definition: definition as unknown as Record<string, unknown> });
   }
 
   /**
@@ -477,7 +489,7 @@ export class DefinitionRegistry implements StreamRegistry {
     });
     for (const id of deleted) {
       this.logger.info({ stream: id }, 'definition file removed: the stream is no longer served');
-      await this.hooks.emit('definition.changed', { id, action: 'deleted', definition: null });
+      await this.changed({ id, action: 'deleted', definition: null });
     }
     for (const { definition, action } of published) {
       this.logger.info({ stream: definition.id, path: definition.file }, `definition ${action} on disk`);
@@ -555,7 +567,7 @@ export class DefinitionRegistry implements StreamRegistry {
 
   /** Tell the other plugins; children that extend it are rebuilt on the new parent. */
   private async publish(definition: StreamDefinition, action: 'created' | 'updated'): Promise<void> {
-    await this.hooks.emit('definition.changed', { id: definition.id, action, definition: definition as unknown as Record<string, unknown> });
+    await this.changed({ id: definition.id, action, definition: definition as unknown as Record<string, unknown> });
     if (action === 'updated') await this.rebuildChildren(definition.id);
   }
 
@@ -568,7 +580,7 @@ export class DefinitionRegistry implements StreamRegistry {
         );
         this.definitions.set(child.id, rebuilt);
         this.sorted = undefined;
-        await this.hooks.emit('definition.changed', { id: child.id, action: 'updated', definition: rebuilt as unknown as Record<string, unknown> });
+        await this.changed({ id: child.id, action: 'updated', definition: rebuilt as unknown as Record<string, unknown> });
         await this.rebuildChildren(child.id);
       } catch (error) {
         this.logger.warn({ err: error, stream: child.id, parent: parentId }, 'child stream kept its previous definition: it does not build on the changed parent');

@@ -193,6 +193,24 @@ describe('realtime truths', () => {
     expect(page.json.data.map((c: { id: number }) => c.id)).toEqual([2, 3, 4]);
   });
 
+  it('a throwing definition.changed listener neither fails the definition write nor keeps the change from later listeners', async () => {
+    const heard: string[] = [];
+    const thrower = definePlugin(() => ({
+      name: 'thrower',
+      register({ hooks }) {
+        hooks.on('definition.changed', () => {
+          throw new Error('listener bug');
+        }, { priority: -10 });
+        hooks.on('definition.changed', ({ id, action }) => void heard.push(`${action} ${id}`), { priority: 10 });
+      },
+    }));
+    const app = await boot('node', {}, { plugins: [thrower] });
+    const patched = await app.request('PATCH', '/api/streams/films', { name: 'Films (renamed)' });
+    expect(patched.status).toBe(200);
+    expect(heard).toEqual(['updated films']);
+    expect((await app.request('GET', '/api/streams/films')).json.data.name).toBe('Films (renamed)');
+  });
+
   it('a PATCH that changes nothing emits no change; a cursor that never existed answers 410 with meta.oldest', async () => {
     const app = await boot('node');
     await app.request('PATCH', '/api/streams/films/entries/1', { year: 1980 });
