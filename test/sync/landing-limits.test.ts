@@ -28,7 +28,10 @@ describe('streams.files.max_bytes', () => {
     const big = JSON.stringify({ id: 2, name: 'x'.repeat(2000) });
     writeFileSync(file, big);
     await eventually(async () => expect(JSON.stringify((await app!.request('GET', '/readyz')).json.details?.streams?.degraded ?? [])).toContain('max_bytes'));
-    expect((await app.request('GET', '/api/streams/things/entries/2')).status).toBe(404);
+    // Not served, and a read says why (not a 404 claiming there is no such entry).
+    const read = await app.request('GET', '/api/streams/things/entries/2');
+    expect(read.status).toBe(409);
+    expect(read.json.errors[0].message).toMatch(/max_bytes/);
     expect((await app.request('PATCH', '/api/streams/things/entries/2', { name: 'y' })).status).toBe(409);
     expect(readFileSync(file, 'utf8')).toBe(big);
     expect((await app.request('GET', '/api/streams/things/entries/1')).status).toBe(200);
