@@ -13,8 +13,9 @@ export const CORE_PLUGINS: Record<string, string> = {
   'stream-routes': '../plugins/stream-routes/index.js',
   openapi: '../plugins/openapi/index.js',
   realtime: '../plugins/realtime/index.js',
+  'control-panel': '../plugins/control-panel/index.js',
   mongodb: '../plugins/mongodb/index.js',
 };
 
 /** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed. */
-export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'stream-routes', 'openapi', 'realtime'];
+export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'stream-routes', 'openapi', 'realtime', 'control-panel'];

@@ -1,0 +1,63 @@
+// @ts-check
+/**
+ * A stream's definition: read as JSON, and edited as JSON by those the server lets change
+ * definitions (a refusal is shown as the server words it); validation errors by JSON path.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, call } from './api.js';
+import { html } from './html.js';
+
+/** @typedef {import('./fields.js').Stream} Stream */
+
+/** @param {{ stream: Stream, onSaved: () => void }} props */
+export function DefinitionView({ stream, onSaved }) {
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState('');
+  const [problems, setProblems] = useState(/** @type {{ path: string, message: string }[]} */ ([]));
+  const [status, setStatus] = useState('');
+  useEffect(() => {
+    setEditing(false);
+    setProblems([]);
+    setStatus('');
+    setText(JSON.stringify(stream.raw, null, 2));
+  }, [stream.raw]);
+  const save = async (/** @type {Event} */ e) => {
+    e.preventDefault();
+    setStatus('');
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      setProblems([{ path: '', message: `Not valid JSON: ${/** @type {Error} */ (error).message}` }]);
+      return;
+    }
+    try {
+      await call('PUT', `/streams/${encodeURIComponent(stream.id)}`, { body });
+      setProblems([]);
+      setEditing(false);
+      setStatus('Definition saved.');
+      onSaved();
+    } catch (error) {
+      const errors = error instanceof ApiError ? error.answer.errors : [{ message: /** @type {Error} */ (error).message }];
+      setProblems(errors.map((x) => ({ path: String(x.meta?.field ?? x.meta?.path ?? ''), message: x.message })));
+    }
+  };
+  return html`<section aria-labelledby="definition-title">
+    <div class="toolbar">
+      <h2 id="definition-title">${stream.name}: definition</h2>
+      ${!editing && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit definition</button>`}
+    </div>
+    ${status && html`<p role="status">${status}</p>`}
+    ${problems.length > 0 && html`<div role="alert" class="error"><ul>${problems.map((p) => html`<li>${p.path && html`<code>${p.path}</code> `}${p.message}</li>`)}</ul></div>`}
+    ${editing
+      ? html`<form onSubmit=${save}>
+          <label for="definition-json">Definition JSON</label>
+          <textarea id="definition-json" class="json" rows="24" spellcheck=${false} value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)}></textarea>
+          <div class="actions">
+            <button type="submit">Save definition</button>
+            <button type="button" class="secondary" onClick=${() => (setEditing(false), setProblems([]), setText(JSON.stringify(stream.raw, null, 2)))}>Cancel</button>
+          </div>
+        </form>`
+      : html`<pre class="json" tabindex="0" aria-label="Definition JSON">${JSON.stringify(stream.raw, null, 2)}</pre>`}
+  </section>`;
+}
