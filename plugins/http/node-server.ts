@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { performance } from 'node:perf_hooks';
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
@@ -50,6 +50,8 @@ export class NodeHttpServer extends HttpServerCore {
   private server: http.Server | null = null;
   /** WebSockets on node:http (no native uWS): the `ws` package, attached to our own routing. */
   private sockets: WebSocketServer | null = null;
+  /** Open HTTP connections (upgraded ones leave): a drain's grace ends early once there are none. */
+  private readonly httpSockets = new Set<Socket>();
 
   constructor(config: KernelConfig, logger: Logger, hooks: Hooks) {
     super(config, logger, hooks);
@@ -73,7 +75,14 @@ export class NodeHttpServer extends HttpServerCore {
     // node truncates silently past maxHeadersCount: keep one more to tell "too many" apart.
     server.maxHeadersCount = MAX_HEADERS + 1;
     server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => this.onClientError(error, socket));
-    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    server.on('connection', (socket: Socket) => {
+      this.httpSockets.add(socket);
+      socket.once('close', () => this.httpSockets.delete(socket));
+    });
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.httpSockets.delete(socket as Socket);
+      this.onUpgrade(req, socket, head);
+    });
     // `ws` is loaded only by this transport (boot time: the native transport never needs it).
     const { WebSocketServer: Sockets } = await import('ws');
     this.sockets = new Sockets({ noServer: true, maxPayload: 64 * 1024 });
@@ -87,8 +96,14 @@ export class NodeHttpServer extends HttpServerCore {
   }
 
   protected stopAccepting(): void {
-    this.server?.close();
-    this.server?.closeIdleConnections();
+    // net.Server's own close: stop listening, and leave the open connections alone (http.Server's
+    // close also closes idle keep-alive connections at once, and a request a client sends on one
+    // at that instant meets a reset). Each is told `Connection: close` on its next answer.
+    if (this.server) net.Server.prototype.close.call(this.server);
+  }
+
+  protected override openConnections(): number | undefined {
+    return this.httpSockets.size;
   }
 
   protected closeConnections(): void {

@@ -4,6 +4,9 @@ import { assertPortFree, ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
 import { Router } from './router.js';
 
+/** A drain's grace ends this long after the last request began (a busy client sends more sooner). */
+const QUIET_MS = 50;
+
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The transport's own error body, shaped like the API envelope so clients parse one format. */
@@ -56,6 +59,8 @@ export abstract class HttpServerCore implements HttpServer {
   private decorator: TransportReplyDecorator | null = null;
   private closing: Promise<void> | null = null;
   private active = 0;
+  /** Requests begun so far: a drain is quiet once a short while passes without one (see `graceful`). */
+  private begun = 0;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -132,10 +137,14 @@ export abstract class HttpServerCore implements HttpServer {
       return 0;
     }
   }
-  /** Stop accepting new connections (idle keep-alive ones may be closed too). */
+  /** Stop accepting new connections; open ones stay, to be told `Connection: close` on their next answer. */
   protected abstract stopAccepting(): void;
   /** Close every remaining connection. */
   protected abstract closeConnections(): void;
+  /** HTTP connections still open, when the transport can tell (undefined: it cannot, uWS). */
+  protected openConnections(): number | undefined {
+    return undefined;
+  }
 
   /** Stop accepting, let in-flight requests finish (up to the timeout), then close every connection. */
   close(timeoutMs = this.config.http.shutdown_timeout_ms): Promise<void> {
@@ -147,6 +156,7 @@ export abstract class HttpServerCore implements HttpServer {
     if (this.boundPort === 0) return;
     this.draining = true;
     this.stopAccepting();
+    await this.graceful(Math.min(timeoutMs, this.config.http.shutdown_grace_ms));
     if (this.active > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, timeoutMs);
@@ -158,6 +168,27 @@ export abstract class HttpServerCore implements HttpServer {
       if (this.active > 0) this.logger.warn({ inFlight: this.active }, 'shutdown timeout: closing requests still in flight');
     }
     this.closeConnections();
+  }
+
+  /**
+   * The grace of a drain: a keep-alive client cannot know the server chose this instant to
+   * close, so a request it sends on an open connection now is still answered, with
+   * `Connection: close` (every answer of a draining server carries it), and the connection
+   * closes after that answer. The grace ends once no connection is open (where the transport
+   * can count them), or no request has begun for QUIET_MS, or after `graceMs`.
+   */
+  private async graceful(graceMs: number): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    let seen = this.begun;
+    let quietSince = Date.now();
+    while (Date.now() < deadline) {
+      if (this.openConnections() === 0) return;
+      if (this.begun !== seen) {
+        seen = this.begun;
+        quietSince = Date.now();
+      } else if (this.active === 0 && Date.now() - quietSince >= QUIET_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   }
 
   private async readiness(): Promise<HttpReply> {
@@ -187,6 +218,7 @@ export abstract class HttpServerCore implements HttpServer {
   /** Count a request in (its reply or abort counts it out through `finish`). */
   protected begin(): void {
     this.active++;
+    this.begun++;
   }
 
   /** Route a request whose head was read; the reply may come later (a rejection is the caller's to answer with `errorReply`). */

@@ -10,6 +10,8 @@ export interface HttpSettings {
   trust_proxy: boolean;
   body_timeout_ms: number;
   shutdown_timeout_ms: number;
+  /** How long a drain keeps answering requests on open keep-alive connections (with Connection: close) before closing them. */
+  shutdown_grace_ms: number;
   /** `auto`: native uWebSockets.js when a binary loads, else node:http; `uws`: native or exit 1; `node`: node:http. */
   transport: 'auto' | 'uws' | 'node';
   /** When `port` is taken, listen on a free port instead (the url line says which). */
@@ -40,6 +42,7 @@ export const httpSettings = defineSettings({
       trust_proxy: { type: 'boolean', default: false },
       body_timeout_ms: { type: 'integer', minimum: 1, default: 10000 },
       shutdown_timeout_ms: { type: 'integer', minimum: 0, default: 10000 },
+      shutdown_grace_ms: { type: 'integer', minimum: 0, default: 1000 },
       transport: { enum: ['auto', 'uws', 'node'], default: 'auto' },
       port_fallback: { type: 'boolean', default: false },
       max_url: { type: 'integer', minimum: 256, default: 8192 },
