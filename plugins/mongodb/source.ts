@@ -11,6 +11,7 @@ import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, to
 import { EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
+import type { FollowedChanges } from './followed-changes.js';
 import type { IndexBuilds } from './index-builds.js';
 import { ensureIndexes, indexCount } from './indexes.js';
 import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
@@ -31,6 +32,8 @@ export interface MongoSourceOptions {
   /** Backoff of the change stream that keeps caches in step (watchStore). */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /** Where every followed change is published with its position (realtime across nodes). */
+  changes?: FollowedChanges;
 }
 
 /** A stored entry: `_id` is the key (a string or a number, never an ObjectId). */
@@ -164,7 +167,12 @@ export class MongoSource implements Source {
       },
       this.logger,
       { initialMs: this.options.retryInitialMs ?? 200, maxMs: this.options.retryMaxMs ?? 30_000 },
-      (change) => this.remote.handle(change),
+      (change, position) => {
+        const origin = this.remote.handle(change);
+        const key = 'documentKey' in change ? (change.documentKey as { _id?: unknown } | undefined)?._id : undefined;
+        this.options.changes?.publish({ stream: this.definition.id, collection: this.collectionName, operationType: change.operationType, key, origin, position });
+      },
+      () => this.connection.db,
     );
     this.watcher = watcher;
     void this.connection
