@@ -174,7 +174,12 @@ export class ChangeFollower<T extends Document = Document> {
     if (!db) return undefined;
     const reply = await db.command({ hello: 1 });
     const time = (reply as { operationTime?: unknown }).operationTime;
-    return time && typeof time === 'object' && (time as { _bsontype?: string })._bsontype === 'Timestamp' ? (time as Timestamp) : undefined;
+    if (!time || typeof time !== 'object' || (time as { _bsontype?: string })._bsontype !== 'Timestamp') return undefined;
+    // `startAtOperationTime` includes operations at that time: those happened before this
+    // read (the follower starts after them, or a reload covers them), so start one tick later.
+    const stamp = time as Timestamp;
+    const next = stamp.add(1);
+    return new (stamp.constructor as typeof Timestamp)({ t: next.high >>> 0, i: next.low >>> 0 });
   }
 
   private drop(): void {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeStreamDocument, Collection } from 'mongodb';
+import { MongoServerSelectionError, type ChangeStreamDocument, type Collection } from 'mongodb';
 import { AppError, backoffDelay, type Logger } from '../../kernel/index.js';
 import type { DefinitionStore } from '../streams/index.js';
 import type { MongoConnection } from './connections.js';
@@ -58,6 +58,11 @@ export class MongoDefinitionStore implements DefinitionStore {
    * arrives before the write's own reply (another connection). Bounded (oldest dropped).
    */
   private readonly ownVersions = new Set<string>();
+  /**
+   * Definitions whose last write from this node may or may not be applied (a network error
+   * or a write concern timeout after the server had it): re-read before the next write.
+   */
+  private readonly unsure = new Map<string, Promise<void>>();
   private onChange: ((id: string) => Promise<void> | void) | undefined;
   private follower: ChangeFollower<DefinitionDocument> | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -143,6 +148,7 @@ export class MongoDefinitionStore implements DefinitionStore {
    * version it serves (another node's change in between: 409, the watcher brings it).
    */
   async save(id: string, raw: Record<string, unknown>): Promise<undefined> {
+    await this.unsure.get(id);
     const version = randomUUID();
     const json = JSON.stringify({ ...raw, id });
     const served = this.known.get(id);
@@ -159,10 +165,40 @@ export class MongoDefinitionStore implements DefinitionStore {
       }
     } catch (error) {
       if (isDuplicateKey(error)) throw new AppError(409, `Stream [${id}] was created on another node meanwhile; read it and retry.`);
+      if (!(error instanceof AppError) && !(error instanceof MongoServerSelectionError)) this.ambiguous(id, version);
       throw mapMongoError(error, this.connection.name, 'id');
     }
     this.known.set(id, version);
     return undefined;
+  }
+
+  /**
+   * A write that failed after it was sent may be applied all the same (issue #29 item 3). Its
+   * version is no longer taken for an echo, and the definition is read again: the registry is
+   * told (it reloads what is stored, so this node serves the stored version, whichever it is)
+   * and the next write of it waits for that read, so it is decided over the stored version.
+   */
+  private ambiguous(id: string, version: string): void {
+    this.ownVersions.delete(version);
+    const reread = (async () => {
+      for (let attempt = 1; !this.closed; attempt++) {
+        try {
+          const document = await this.collection.findOne({ _id: id }, { projection: { version: 1 }, maxTimeMS: READ_TIME_LIMIT_MS });
+          if (!document) this.known.delete(id);
+          else if (document.version !== this.known.get(id)) {
+            this.known.delete(id); // not what the registry serves: the announcement below reloads it
+            await this.announce(id);
+          }
+          return;
+        } catch {
+          if (attempt >= RELOAD_ATTEMPTS) return;
+          await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, this.retryInitialMs, this.retryMaxMs)).unref());
+        }
+      }
+    })().finally(() => {
+      if (this.unsure.get(id) === reread) this.unsure.delete(id);
+    });
+    this.unsure.set(id, reread);
   }
 
   async remove(id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Collection, Document, Filter } from 'mongodb';
-import { KeyedLock, type Logger } from '../../kernel/index.js';
+import { MongoServerSelectionError } from 'mongodb';
+import { AppError, KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
 import type { Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
 import { keyKindOf, type StreamDefinition } from '../streams/index.js';
@@ -8,7 +9,7 @@ import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
 import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
-import { EntryWatch } from './entry-watch.js';
+import { contentDigest, EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
 import type { FollowedChanges } from './followed-changes.js';
@@ -287,6 +288,7 @@ export class MongoSource implements Source {
           return await this.write(key, id, document, intent);
         } catch (error) {
           unexpect();
+          this.forgetIfAmbiguous(id, error);
           throw error;
         }
       }),
@@ -328,7 +330,9 @@ export class MongoSource implements Source {
       delete document[KEY_ORDER_FIELD];
       return this.entryOf(document);
     }
-    const revision = this.revisions.filterOf(previous);
+    const decided = mode === 'patch' && !intent?.precondition ? undefined : await this.revisionOf(id, previous);
+    if (decided === 'missing' || decided === 'changed') throw new StaleWriteError(key, intent?.precondition, decided === 'missing' && mode === 'patch');
+    const revision = decided;
     if (mode === 'patch') {
       const filter: Document = { _id: id };
       if (intent?.precondition && revision !== undefined) filter[REVISION_FIELD] = revision;
@@ -356,14 +360,16 @@ export class MongoSource implements Source {
 
   async delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
     const id = toId(key, this.kind);
-    const revision = this.revisions.filterOf(intent?.previous);
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => {
         const unexpect = this.remote.expect(id, null);
         let deleted = false;
         try {
-          deleted = await this.remove(key, id, revision, intent);
+          deleted = await this.remove(key, id, intent);
           return deleted;
+        } catch (error) {
+          this.forgetIfAmbiguous(id, error);
+          throw error;
         } finally {
           if (!deleted) unexpect();
         }
@@ -371,7 +377,36 @@ export class MongoSource implements Source {
     );
   }
 
-  private async remove(key: EntryKey, id: EntryKey, revision: number | null | undefined, intent: WriteIntent | undefined): Promise<boolean> {
+  /**
+   * The revision a write decided on `previous` applies to: the one served with exactly that
+   * content, else the stored one if the stored entry still holds exactly `previous` (one read;
+   * a copy of a served entry, or one this node forgot), `changed` when it no longer does,
+   * `missing` when it is gone. Undefined only without `previous` (nothing was decided on).
+   */
+  private async revisionOf(id: EntryKey, previous: Entry | undefined): Promise<number | null | undefined | 'missing' | 'changed'> {
+    if (previous === undefined) return undefined;
+    const known = this.revisions.filterOf(id, previous);
+    if (known !== undefined) return known;
+    const stored = await this.collection.findOne({ _id: id }, { projection: { [KEY_ORDER_FIELD]: 0 }, maxTimeMS: this.maxTimeMS });
+    if (!stored) return 'missing';
+    const entry = this.entryOf(stored);
+    return contentDigest(entry) === contentDigest(previous) ? this.revisions.filterOf(id, entry)! : 'changed';
+  }
+
+  /** A write that failed after it may have reached the server: re-read before the next decision. */
+  private forgetIfAmbiguous(id: EntryKey, error: unknown): void {
+    if (error instanceof AppError || isDuplicateKey(error) || error instanceof MongoServerSelectionError) return;
+    this.revisions.forget(id);
+  }
+
+  private async remove(key: EntryKey, id: EntryKey, intent: WriteIntent | undefined): Promise<boolean> {
+    const decided = await this.revisionOf(id, intent?.previous);
+    if (decided === 'missing') {
+      if (!intent?.precondition) return false;
+      throw new StaleWriteError(key, intent.precondition, false);
+    }
+    if (decided === 'changed') throw new StaleWriteError(key, intent?.precondition, false);
+    const revision = decided;
     if (revision === undefined) return (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
     // Only the version the request was decided on (its hooks saw that one).
     const deleted = (await this.collection.deleteOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>)).deletedCount > 0;
@@ -387,9 +422,9 @@ export class MongoSource implements Source {
     return this.run(async () => {
       await this.lock.idle();
       await this.collection.deleteMany({});
-      await this.counters.deleteOne({ _id: this.collectionName });
-      this.counterSeeded = false;
-      this.counterFloor = -Infinity;
+      // The key counter is kept (it only ever rises): a node that saw it higher, or keys other
+      // nodes allocated meanwhile, can then never meet an allocated key again (issue #29).
+      this.revisions.clear();
     });
   }
 
