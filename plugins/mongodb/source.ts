@@ -127,7 +127,12 @@ export class MongoSource implements Source {
       // Indexes build in the background: the stream serves meanwhile (unique values are
       // still checked by the rule on each node; the index adds the cross-node guarantee
       // once built), and readiness never waits for a build (docs/mongodb.md).
-      const build = (progress: (done: number) => void): Promise<void> => ensureIndexes(this.collection, this.definition, this.logger, progress);
+      const builds = this.options.indexBuilds;
+      const build = (progress: (done: number) => void): Promise<void> =>
+        ensureIndexes(this.collection, this.definition, this.logger, progress, (field, index, failure) => {
+          if (!failure) builds?.uniqueBuilt(this.definition.id, index);
+          else builds?.uniqueFailed({ stream: this.definition.id, collection: this.collectionName, field, index, ...failure });
+        });
       this.indexing = this.options.indexBuilds
         ? this.options.indexBuilds.start(this.definition.id, this.collectionName, indexCount(this.definition), build)
         : build(() => undefined).catch((error: unknown) => this.logger.error({ err: { message: (error as Error).message } }, 'index build failed'));

@@ -54,7 +54,7 @@ function watch(client: MongoClient): { ids: unknown[]; events: StoreEvent[]; wat
 describe(`the change follower ${ON_WIRE}`, () => {
   it(`${ON_WIRE} a change stream cut by the network resumes from its token: the change made in the gap arrives, once`, async () => {
     const { server, client, writer } = await serverAndClient();
-    const films = writer.db('streams').collection<Document>('films');
+    const films = writer.db('streams').collection<{ _id: number }>('films');
     const { ids, events } = watch(client);
     await eventually(async () => expect(events).toContain('reliable'));
     await films.insertOne({ _id: 1 });
@@ -67,7 +67,7 @@ describe(`the change follower ${ON_WIRE}`, () => {
 
   it(`${ON_WIRE} a getMore failing with a resumable code (11602, labelled) loses nothing`, async () => {
     const { server, client, writer } = await serverAndClient();
-    const films = writer.db('streams').collection<Document>('films');
+    const films = writer.db('streams').collection<{ _id: number }>('films');
     const { ids, events } = watch(client);
     await eventually(async () => expect(events).toContain('reliable'));
     server.faults.failGetMore(11602, { collection: 'films' });
@@ -78,7 +78,7 @@ describe(`the change follower ${ON_WIRE}`, () => {
 
   it(`${ON_WIRE} a collection with no change yet keeps its post-batch point: a change written while the stream cannot re-open arrives`, async () => {
     const { server, client, writer } = await serverAndClient();
-    const films = writer.db('streams').collection<Document>('films');
+    const films = writer.db('streams').collection<{ _id: number }>('films');
     const { ids, events, watcher } = watch(client);
     await eventually(async () => expect(events).toContain('reliable'));
     expect(watcher.resumePoint.token ?? watcher.resumePoint.startAtOperationTime).toBeDefined();
@@ -109,14 +109,14 @@ describe(`the change follower ${ON_WIRE}`, () => {
     server.faults.failGetMore(280, { collection: 'films' });
     await eventually(async () => expect(lost).toEqual(['non-resumable']));
     await eventually(async () => expect(opened).toEqual([false, false])); // afresh: the owner reloads everything
-    await writer.db('streams').collection('films').insertOne({ _id: 1 });
+    await writer.db('streams').collection<{ _id: number }>('films').insertOne({ _id: 1 });
     await writer.db('streams').collection('films').drop();
     await eventually(async () => expect(lost).toEqual(['non-resumable', 'invalidate']));
   });
 
   it(`${ON_WIRE} a primary that steps down and comes back: the writes after it arrive, the stream was reported down meanwhile`, async () => {
     const { server, client, writer } = await serverAndClient();
-    const films = writer.db('streams').collection<Document>('films');
+    const films = writer.db('streams').collection<{ _id: number }>('films');
     const { ids, events } = watch(client);
     await eventually(async () => expect(events).toContain('reliable'));
     await films.insertOne({ _id: 1 });
