@@ -10,6 +10,7 @@ import { MongoDefinitionStore } from './definition-store.js';
 import { MongoSource } from './source.js';
 import { mongodbSettings } from './settings.js';
 import { MONGODB, MONGODB_DRIVER } from './tokens.js';
+import { FollowedChanges, MONGODB_CHANGES } from './followed-changes.js';
 
 export interface MongoPluginOptions {
   /** How long a request (or boot's definition load) waits for a connection not up yet. */
@@ -56,6 +57,9 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
       });
       indexBuilds = new IndexBuilds(logger);
       provide(MONGODB, connections);
+      // Every followed change with its resume token and cluster time (realtime across nodes).
+      const changes = new FollowedChanges();
+      provide(MONGODB_CHANGES, changes);
 
       use(SOURCES).registerType(
         'database',
@@ -66,6 +70,7 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
             indexBuilds,
             retryInitialMs: options.retry_initial_ms,
             retryMaxMs: options.retry_max_ms,
+            changes,
           }),
       );
 
