@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ChangeStream, ChangeStreamDocument, Collection, ResumeToken } from 'mongodb';
+import { MongoServerSelectionError, type ChangeStreamDocument, type Collection } from 'mongodb';
 import { AppError, backoffDelay, type Logger } from '../../kernel/index.js';
 import type { DefinitionStore } from '../streams/index.js';
 import type { MongoConnection } from './connections.js';
-import { cannotResume, changeStreamsUnsupported, codeOf, isDuplicateKey, isTransient, mapMongoError } from './errors.js';
+import { ChangeFollower } from './change-follower.js';
+import { codeOf, isDuplicateKey, isTransient, mapMongoError } from './errors.js';
 
 /**
  * A definition as stored: the raw JSON as text (definitions carry keys such as
@@ -57,11 +58,14 @@ export class MongoDefinitionStore implements DefinitionStore {
    * arrives before the write's own reply (another connection). Bounded (oldest dropped).
    */
   private readonly ownVersions = new Set<string>();
+  /**
+   * Definitions whose last write from this node may or may not be applied (a network error
+   * or a write concern timeout after the server had it): re-read before the next write.
+   */
+  private readonly unsure = new Map<string, Promise<void>>();
   private onChange: ((id: string) => Promise<void> | void) | undefined;
-  private changeStream: ChangeStream<DefinitionDocument> | undefined;
-  private resumeToken: ResumeToken | undefined;
+  private follower: ChangeFollower<DefinitionDocument> | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
   private streamFailures = 0;
   private polling = false;
   private pollAgain = false;
@@ -144,6 +148,7 @@ export class MongoDefinitionStore implements DefinitionStore {
    * version it serves (another node's change in between: 409, the watcher brings it).
    */
   async save(id: string, raw: Record<string, unknown>): Promise<undefined> {
+    await this.unsure.get(id);
     const version = randomUUID();
     const json = JSON.stringify({ ...raw, id });
     const served = this.known.get(id);
@@ -160,10 +165,40 @@ export class MongoDefinitionStore implements DefinitionStore {
       }
     } catch (error) {
       if (isDuplicateKey(error)) throw new AppError(409, `Stream [${id}] was created on another node meanwhile; read it and retry.`);
+      if (!(error instanceof AppError) && !(error instanceof MongoServerSelectionError)) this.ambiguous(id, version);
       throw mapMongoError(error, this.connection.name, 'id');
     }
     this.known.set(id, version);
     return undefined;
+  }
+
+  /**
+   * A write that failed after it was sent may be applied all the same (issue #29 item 3). Its
+   * version is no longer taken for an echo, and the definition is read again: the registry is
+   * told (it reloads what is stored, so this node serves the stored version, whichever it is)
+   * and the next write of it waits for that read, so it is decided over the stored version.
+   */
+  private ambiguous(id: string, version: string): void {
+    this.ownVersions.delete(version);
+    const reread = (async () => {
+      for (let attempt = 1; !this.closed; attempt++) {
+        try {
+          const document = await this.collection.findOne({ _id: id }, { projection: { version: 1 }, maxTimeMS: READ_TIME_LIMIT_MS });
+          if (!document) this.known.delete(id);
+          else if (document.version !== this.known.get(id)) {
+            this.known.delete(id); // not what the registry serves: the announcement below reloads it
+            await this.announce(id);
+          }
+          return;
+        } catch {
+          if (attempt >= RELOAD_ATTEMPTS) return;
+          await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, this.retryInitialMs, this.retryMaxMs)).unref());
+        }
+      }
+    })().finally(() => {
+      if (this.unsure.get(id) === reread) this.unsure.delete(id);
+    });
+    this.unsure.set(id, reread);
   }
 
   async remove(id: string): Promise<boolean> {
@@ -187,95 +222,60 @@ export class MongoDefinitionStore implements DefinitionStore {
       });
   }
 
-  /** Open the change stream (resuming from the last token when there is one). */
+  /** Follow the others through the one change follower (change-follower.ts). */
   private startWatching(): void {
-    if (this.closed || this.changeStream) return;
-    const resuming = this.resumeToken !== undefined;
-    let stream: ChangeStream<DefinitionDocument>;
-    try {
-      stream = this.collection.watch<DefinitionDocument, ChangeStreamDocument<DefinitionDocument>>([], {
-        fullDocument: 'updateLookup',
-        ...(resuming ? { resumeAfter: this.resumeToken } : {}),
-      });
-    } catch (error) {
-      this.streamEnded(undefined, error as Error);
-      return;
-    }
-    this.changeStream = stream;
-    let opened = false;
-    const started = (): void => {
-      if (opened || this.changeStream !== stream) return;
-      opened = true;
-      this.streamFailures = 0;
-      if (this.mode === 'polling') this.logger.info({ collection: this.options.collection }, 'change stream available again for stream definitions: polling stopped');
-      this.stopPolling();
-      this.mode = 'stream';
-      // Changes made before the stream started (boot, an outage without a token, after a
-      // full reload): compare everything once.
-      if (!resuming) void this.poll();
-    };
-    stream.on('init', started);
-    stream.on('resumeTokenChanged', started);
-    stream.on('change', (change) => {
-      started();
-      this.resumeToken = change._id;
-      this.onStreamChange(change);
-    });
-    stream.on('error', (error: Error) => this.streamEnded(stream, error));
-    stream.on('close', () => this.streamEnded(stream, undefined));
-    stream.on('end', () => this.streamEnded(stream, undefined));
-    // Also compare now: a server that reports no resume token at the start (before 4.0.7)
-    // never calls `started` until a change; comparing twice costs one small read.
-    if (!resuming) void this.poll();
-  }
-
-  /** The change stream stopped: decide how to follow the others from here. */
-  private streamEnded(stream: ChangeStream<DefinitionDocument> | undefined, error: Error | undefined): void {
-    if (this.closed || (stream && this.changeStream !== stream)) return;
-    this.changeStream = undefined;
-    if (stream) void stream.close().catch(() => undefined);
-    const numeric = codeOf(error);
-    if (changeStreamsUnsupported(error)) {
-      // A standalone server: poll, and try the change stream again from time to time.
-      this.resumeToken = undefined;
-      if (this.mode !== 'polling') {
-        this.logger.info(
-          { err: { message: error!.message, code: numeric }, intervalMs: this.options.pollIntervalMs },
-          'change streams unavailable for stream definitions (a standalone server?): polling instead',
-        );
-      }
-      this.startPolling();
-      this.scheduleStream(this.retryMaxMs);
-      return;
-    }
-    if (cannotResume(error)) {
-      // Invalidated (drop, rename), ended, or the history no longer holds the token: the
-      // token is useless. Compare everything and watch afresh.
-      if (error) this.logger.warn({ err: { message: error.message, code: numeric } }, 'the change stream of stream definitions cannot resume: full reload, then watching again');
-      this.resumeToken = undefined;
-      void this.poll();
-      this.scheduleStream(error ? this.retryInitialMs : 0);
-      return;
-    }
-    // Anything else (network, no primary, failover): resume from the token, with backoff;
-    // poll meanwhile so a long outage of the stream alone does not hide changes.
-    this.streamFailures += 1;
-    const delay = backoffDelay(this.streamFailures, this.retryInitialMs, this.retryMaxMs);
-    this.logger.warn(
-      { err: { message: error!.message, code: numeric }, retryInMs: delay, transient: isTransient(error) },
-      'the change stream of stream definitions failed; resuming from its token',
+    if (this.closed) return;
+    this.follower ??= new ChangeFollower<DefinitionDocument>(
+      () => this.collection,
+      () => this.connection.db,
+      {
+        opened: (resumed) => {
+          this.streamFailures = 0;
+          if (this.mode === 'polling') this.logger.info({ collection: this.options.collection }, 'change stream available again for stream definitions: polling stopped');
+          this.stopPolling();
+          this.mode = 'stream';
+          // Changes made before the stream started (boot, an outage with no resume point,
+          // after a dropped token): compare everything once.
+          if (!resumed) void this.poll();
+        },
+        change: (change) => this.onStreamChange(change),
+        interrupted: (error, retryInMs) => {
+          // Network, no primary, failover, or a stream that ended: it re-opens from the kept
+          // resume point; poll meanwhile if it keeps failing, so a long outage hides nothing.
+          this.streamFailures += 1;
+          if (error) {
+            this.logger.warn(
+              { err: { message: error.message, code: codeOf(error) }, retryInMs, transient: isTransient(error) },
+              'the change stream of stream definitions failed; resuming from its token',
+            );
+          }
+          if (this.streamFailures > 1) {
+            this.mode = 'polling';
+            this.startPolling();
+          }
+        },
+        lost: (reason, error) => {
+          if (reason === 'unsupported') {
+            // A standalone server: poll, and try the change stream again from time to time.
+            if (this.mode !== 'polling') {
+              this.logger.info(
+                { err: { message: error?.message, code: codeOf(error) }, intervalMs: this.options.pollIntervalMs },
+                'change streams unavailable for stream definitions (a standalone server?): polling instead',
+              );
+            }
+            this.mode = 'polling';
+            this.startPolling();
+            return;
+          }
+          // Invalidated (drop, rename) or the history no longer holds the token: compare
+          // everything now; the follower watches afresh.
+          void this.poll();
+        },
+      },
+      this.logger,
+      { retry: { initialMs: this.retryInitialMs, maxMs: this.retryMaxMs }, watch: { fullDocument: 'updateLookup' } },
     );
-    if (this.streamFailures > 1) this.startPolling();
-    this.scheduleStream(delay);
-  }
-
-  private scheduleStream(delayMs: number): void {
-    if (this.closed || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.startWatching();
-    }, delayMs);
-    this.retryTimer.unref();
+    this.follower.start();
   }
 
   private onStreamChange(change: ChangeStreamDocument<DefinitionDocument>): void {
@@ -323,7 +323,6 @@ export class MongoDefinitionStore implements DefinitionStore {
   }
 
   private startPolling(): void {
-    this.mode = this.changeStream ? this.mode : 'polling';
     if (this.pollTimer || this.closed) return;
     this.pollTimer = setInterval(() => void this.poll(), this.options.pollIntervalMs);
     this.pollTimer.unref();
@@ -374,11 +373,7 @@ export class MongoDefinitionStore implements DefinitionStore {
     if (this.closed) return;
     this.closed = true;
     this.stopPolling();
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    const stream = this.changeStream;
-    this.changeStream = undefined;
-    await stream?.close().catch(() => undefined);
+    await this.follower?.stop();
     await this.connection.release();
   }
 }

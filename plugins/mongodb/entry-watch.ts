@@ -88,18 +88,22 @@ export class EntryWatch {
     this.lastOwn.clear();
   }
 
-  /** One event of the collection's change stream. */
-  handle(change: ChangeStreamDocument<Document>): void {
-    if (!this.listening) return;
+  /**
+   * One event of the collection's change stream. Says what it was: this node's own write
+   * (already announced by the entries layer), another writer's (announced now), or not an
+   * entry change at all (or nobody listens).
+   */
+  handle(change: ChangeStreamDocument<Document>): 'own' | 'remote' | 'ignored' {
+    if (!this.listening) return 'ignored';
     const type = change.operationType;
-    if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') return;
+    if (type !== 'insert' && type !== 'update' && type !== 'replace' && type !== 'delete') return 'ignored';
     const id = change.documentKey._id as unknown;
     // Documents another tool wrote with a key no entry can have (an ObjectId) are not entries.
-    if (typeof id !== 'string' && typeof id !== 'number') return;
+    if (typeof id !== 'string' && typeof id !== 'number') return 'ignored';
     const afterDocument = type === 'delete' ? undefined : change.fullDocument;
-    if (type !== 'delete' && !afterDocument) return; // updated, then deleted before the lookup: the delete follows
+    if (type !== 'delete' && !afterDocument) return 'ignored'; // updated, then deleted before the lookup: the delete follows
     const after = afterDocument === undefined ? undefined : fromDocument(afterDocument, this.keyName);
-    if (this.ownWrite(id, after === undefined ? 'delete' : contentDigest(after))) return;
+    if (this.ownWrite(id, after === undefined ? 'delete' : contentDigest(after))) return 'own';
     const before = 'fullDocumentBeforeChange' in change ? change.fullDocumentBeforeChange : undefined;
     const previous = type === 'insert' ? undefined : before ? fromDocument(before, this.keyName) : { [this.keyName]: id };
     const external: ExternalChange = { key: id, entry: after, previous, origin: 'remote' };
@@ -110,6 +114,7 @@ export class EntryWatch {
         this.logger.error({ err: error }, 'a listener of remote changes failed');
       }
     }
+    return 'remote';
   }
 
   /**

@@ -58,11 +58,15 @@ export function changeStreamsUnsupported(error: unknown): boolean {
 }
 
 /**
- * A change stream that stopped (`error` undefined: it ended or was invalidated) and cannot be
- * resumed from its token: the token is dropped and what it would have told is found afresh.
+ * A change stream error the server calls non-resumable (its history no longer holds the token,
+ * a fatal change stream error, or the NonResumableChangeStreamError label): the token is
+ * dropped and what it would have told is found afresh. A stream that merely ended, or any
+ * other error, is not this: it resumes from its token (issue #29: the real driver emits
+ * `close` while it resumes by itself, and reading that as "cannot resume" lost every change
+ * made in the gap).
  */
 export function cannotResume(error: unknown): boolean {
-  if (error === undefined) return true;
+  if (error === undefined || error === null) return false;
   const code = codeOf(error);
   if (code !== undefined && HISTORY_LOST.has(code)) return true;
   const labels = (error as { errorLabels?: unknown }).errorLabels;

@@ -12,6 +12,17 @@ export interface IndexBuildReport {
   reason?: string;
 }
 
+/** A unique index that could not be built because duplicates are stored (`/readyz` details, issue #29). */
+export interface FailedUniqueIndex {
+  stream: string;
+  collection: string;
+  field: string;
+  index: string;
+  /** One value stored more than once (the server's `keyValue`), so an operator can find the duplicates. */
+  duplicate: unknown;
+  reason: string;
+}
+
 /**
  * Index builds run in the background (issue #15 item 5): a stream serves while its
  * indexes build, and no node's readiness waits for one (an index build on a large
@@ -21,6 +32,7 @@ export interface IndexBuildReport {
  */
 export class IndexBuilds {
   private readonly builds = new Map<string, IndexBuildReport>();
+  private readonly failedUnique = new Map<string, FailedUniqueIndex>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -44,6 +56,21 @@ export class IndexBuilds {
 
   forget(stream: string): void {
     this.builds.delete(stream);
+    for (const [key, failed] of this.failedUnique) if (failed.stream === stream) this.failedUnique.delete(key);
+  }
+
+  /** A unique index of `stream` failed on stored duplicates (kept until it builds or the stream closes). */
+  uniqueFailed(failed: FailedUniqueIndex): void {
+    this.failedUnique.set(`${failed.stream}\u0000${failed.index}`, failed);
+  }
+
+  uniqueBuilt(stream: string, index: string): void {
+    this.failedUnique.delete(`${stream}\u0000${index}`);
+  }
+
+  /** Unique indexes that failed on duplicates, for `/readyz` details (empty when none). */
+  failedUniqueIndexes(): FailedUniqueIndex[] {
+    return [...this.failedUnique.values()].map((f) => ({ ...f }));
   }
 
   /** Builds in progress or failed, for `/readyz` details (empty when none). */

@@ -63,6 +63,8 @@ export async function ensureIndexes<T extends Document>(
   definition: StreamDefinition,
   logger: Logger,
   progress: (done: number) => void = () => undefined,
+  /** Told of each unique index that failed on stored duplicates (`duplicate`: one such value), or built. */
+  uniqueOutcome: (field: string, index: string, failure: { duplicate: unknown; reason: string } | undefined) => void = () => undefined,
 ): Promise<void> {
   let done = 0;
   await collection.createIndex({ [KEY_ORDER_FIELD]: 1, _id: 1 }, { name: 'key_order' });
@@ -71,8 +73,13 @@ export async function ensureIndexes<T extends Document>(
     const name = uniqueIndexName(field.handle);
     try {
       await collection.createIndex({ [field.handle]: 1 }, { name, unique: true, partialFilterExpression: uniqueScope(field) });
+      uniqueOutcome(field.handle, name, undefined);
     } catch (error) {
       const code = (error as { code?: number }).code;
+      if (code === 11000) {
+        const keyValue = (error as { keyValue?: Record<string, unknown> }).keyValue;
+        uniqueOutcome(field.handle, name, { duplicate: keyValue ? keyValue[field.handle] : undefined, reason: 'duplicate values are stored; remove them and restart' });
+      }
       // 11000: duplicates already stored; 85/86: an index of this name with other options.
       if (code === 11000 || code === 85 || code === 86) {
         logger.error(

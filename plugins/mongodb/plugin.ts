@@ -10,6 +10,7 @@ import { MongoDefinitionStore } from './definition-store.js';
 import { MongoSource } from './source.js';
 import { mongodbSettings } from './settings.js';
 import { MONGODB, MONGODB_DRIVER } from './tokens.js';
+import { FollowedChanges, MONGODB_CHANGES } from './followed-changes.js';
 
 export interface MongoPluginOptions {
   /** How long a request (or boot's definition load) waits for a connection not up yet. */
@@ -20,6 +21,9 @@ export interface MongoPluginOptions {
   /** `maxTimeMS` of every read: past it the server stops the query and the client gets 503. */
   query_timeout_ms: number;
 }
+
+/** http.shutdown_timeout_ms's default, used when the http plugin is not loaded. */
+const DEFAULT_DRAIN_MS = 10_000;
 
 const optionsSchema = {
   type: 'object',
@@ -53,6 +57,9 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
       });
       indexBuilds = new IndexBuilds(logger);
       provide(MONGODB, connections);
+      // Every followed change with its resume token and cluster time (realtime across nodes).
+      const changes = new FollowedChanges();
+      provide(MONGODB_CHANGES, changes);
 
       use(SOURCES).registerType(
         'database',
@@ -63,6 +70,7 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
             indexBuilds,
             retryInitialMs: options.retry_initial_ms,
             retryMaxMs: options.retry_max_ms,
+            changes,
           }),
       );
 
@@ -92,16 +100,25 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
       openDatabaseStreams(use(STREAM_REGISTRY), use(SOURCES), logger);
       // Ready needs a primary; index builds in progress (or failed) are shown, never waited for.
       // (No transport, no readiness to report: http is not required.)
+      // A unique index that failed on stored duplicates leaves the node ready (the stream serves,
+      // the rule still checks each write) but is shown: uniqueness across nodes does not hold.
       find(HTTP_SERVER)?.addReadinessCheck('mongodb', () => {
         const builds = indexBuilds.report();
-        return builds.length > 0 ? { ready: connections.ready(), details: { index_builds: builds } } : connections.ready();
+        const failed = indexBuilds.failedUniqueIndexes();
+        if (builds.length === 0 && failed.length === 0) return connections.ready();
+        const details: Record<string, unknown> = {};
+        if (builds.length > 0) details.index_builds = builds;
+        if (failed.length > 0) details.unique_index_failures = failed;
+        return { ready: connections.ready(), details };
       });
     },
     async shutdown({ config }) {
       // Clients in use by a source or the definition store close when those close (after
       // the HTTP server drained: the sources and streams plugins shut down after http);
-      // an unused client closes now.
-      await connections.shutdown(config.http.shutdown_timeout_ms + 5000);
+      // an unused client closes now. Without the http plugin there is no `http` config
+      // section (its settings are the plugin's): its default drain time is used.
+      const drainMs = (config as { http?: { shutdown_timeout_ms?: number } }).http?.shutdown_timeout_ms ?? DEFAULT_DRAIN_MS;
+      await connections.shutdown(drainMs + 5000);
     },
   };
 });

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Collection, Document, Filter } from 'mongodb';
-import { KeyedLock, type Logger } from '../../kernel/index.js';
+import { MongoServerSelectionError } from 'mongodb';
+import { AppError, KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
 import type { Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
 import { keyKindOf, type StreamDefinition } from '../streams/index.js';
@@ -8,9 +9,10 @@ import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
 import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
-import { EntryWatch } from './entry-watch.js';
+import { contentDigest, EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
+import type { FollowedChanges } from './followed-changes.js';
 import type { IndexBuilds } from './index-builds.js';
 import { ensureIndexes, indexCount } from './indexes.js';
 import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
@@ -31,6 +33,8 @@ export interface MongoSourceOptions {
   /** Backoff of the change stream that keeps caches in step (watchStore). */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /** Where every followed change is published with its position (realtime across nodes). */
+  changes?: FollowedChanges;
 }
 
 /** A stored entry: `_id` is the key (a string or a number, never an ObjectId). */
@@ -123,7 +127,12 @@ export class MongoSource implements Source {
       // Indexes build in the background: the stream serves meanwhile (unique values are
       // still checked by the rule on each node; the index adds the cross-node guarantee
       // once built), and readiness never waits for a build (docs/mongodb.md).
-      const build = (progress: (done: number) => void): Promise<void> => ensureIndexes(this.collection, this.definition, this.logger, progress);
+      const builds = this.options.indexBuilds;
+      const build = (progress: (done: number) => void): Promise<void> =>
+        ensureIndexes(this.collection, this.definition, this.logger, progress, (field, index, failure) => {
+          if (!failure) builds?.uniqueBuilt(this.definition.id, index);
+          else builds?.uniqueFailed({ stream: this.definition.id, collection: this.collectionName, field, index, ...failure });
+        });
       this.indexing = this.options.indexBuilds
         ? this.options.indexBuilds.start(this.definition.id, this.collectionName, indexCount(this.definition), build)
         : build(() => undefined).catch((error: unknown) => this.logger.error({ err: { message: (error as Error).message } }, 'index build failed'));
@@ -164,7 +173,12 @@ export class MongoSource implements Source {
       },
       this.logger,
       { initialMs: this.options.retryInitialMs ?? 200, maxMs: this.options.retryMaxMs ?? 30_000 },
-      (change) => this.remote.handle(change),
+      (change, position) => {
+        const origin = this.remote.handle(change);
+        const key = 'documentKey' in change ? (change.documentKey as { _id?: unknown } | undefined)?._id : undefined;
+        this.options.changes?.publish({ stream: this.definition.id, collection: this.collectionName, operationType: change.operationType, key, origin, position });
+      },
+      () => this.connection.db,
     );
     this.watcher = watcher;
     void this.connection
@@ -279,6 +293,7 @@ export class MongoSource implements Source {
           return await this.write(key, id, document, intent);
         } catch (error) {
           unexpect();
+          this.forgetIfAmbiguous(id, error);
           throw error;
         }
       }),
@@ -320,7 +335,9 @@ export class MongoSource implements Source {
       delete document[KEY_ORDER_FIELD];
       return this.entryOf(document);
     }
-    const revision = this.revisions.filterOf(previous);
+    const decided = mode === 'patch' && !intent?.precondition ? undefined : await this.revisionOf(id, previous);
+    if (decided === 'missing' || decided === 'changed') throw new StaleWriteError(key, intent?.precondition, decided === 'missing' && mode === 'patch');
+    const revision = decided;
     if (mode === 'patch') {
       const filter: Document = { _id: id };
       if (intent?.precondition && revision !== undefined) filter[REVISION_FIELD] = revision;
@@ -348,14 +365,16 @@ export class MongoSource implements Source {
 
   async delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
     const id = toId(key, this.kind);
-    const revision = this.revisions.filterOf(intent?.previous);
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => {
         const unexpect = this.remote.expect(id, null);
         let deleted = false;
         try {
-          deleted = await this.remove(key, id, revision, intent);
+          deleted = await this.remove(key, id, intent);
           return deleted;
+        } catch (error) {
+          this.forgetIfAmbiguous(id, error);
+          throw error;
         } finally {
           if (!deleted) unexpect();
         }
@@ -363,7 +382,36 @@ export class MongoSource implements Source {
     );
   }
 
-  private async remove(key: EntryKey, id: EntryKey, revision: number | null | undefined, intent: WriteIntent | undefined): Promise<boolean> {
+  /**
+   * The revision a write decided on `previous` applies to: the one served with exactly that
+   * content, else the stored one if the stored entry still holds exactly `previous` (one read;
+   * a copy of a served entry, or one this node forgot), `changed` when it no longer does,
+   * `missing` when it is gone. Undefined only without `previous` (nothing was decided on).
+   */
+  private async revisionOf(id: EntryKey, previous: Entry | undefined): Promise<number | null | undefined | 'missing' | 'changed'> {
+    if (previous === undefined) return undefined;
+    const known = this.revisions.filterOf(id, previous);
+    if (known !== undefined) return known;
+    const stored = await this.collection.findOne({ _id: id }, { projection: { [KEY_ORDER_FIELD]: 0 }, maxTimeMS: this.maxTimeMS });
+    if (!stored) return 'missing';
+    const entry = this.entryOf(stored);
+    return contentDigest(entry) === contentDigest(previous) ? this.revisions.filterOf(id, entry)! : 'changed';
+  }
+
+  /** A write that failed after it may have reached the server: re-read before the next decision. */
+  private forgetIfAmbiguous(id: EntryKey, error: unknown): void {
+    if (error instanceof AppError || isDuplicateKey(error) || error instanceof MongoServerSelectionError) return;
+    this.revisions.forget(id);
+  }
+
+  private async remove(key: EntryKey, id: EntryKey, intent: WriteIntent | undefined): Promise<boolean> {
+    const decided = await this.revisionOf(id, intent?.previous);
+    if (decided === 'missing') {
+      if (!intent?.precondition) return false;
+      throw new StaleWriteError(key, intent.precondition, false);
+    }
+    if (decided === 'changed') throw new StaleWriteError(key, intent?.precondition, false);
+    const revision = decided;
     if (revision === undefined) return (await this.collection.deleteOne({ _id: id })).deletedCount > 0;
     // Only the version the request was decided on (its hooks saw that one).
     const deleted = (await this.collection.deleteOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>)).deletedCount > 0;
@@ -379,9 +427,9 @@ export class MongoSource implements Source {
     return this.run(async () => {
       await this.lock.idle();
       await this.collection.deleteMany({});
-      await this.counters.deleteOne({ _id: this.collectionName });
-      this.counterSeeded = false;
-      this.counterFloor = -Infinity;
+      // The key counter is kept (it only ever rises): a node that saw it higher, or keys other
+      // nodes allocated meanwhile, can then never meet an allocated key again (issue #29).
+      this.revisions.clear();
     });
   }
 

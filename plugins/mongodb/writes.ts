@@ -2,6 +2,7 @@ import type { Document } from 'mongodb';
 import { AppError } from '../../kernel/index.js';
 import type { Entry, EntryKey } from '../sources/index.js';
 import { KEY_ORDER_FIELD, REVISION_FIELD } from './documents.js';
+import { contentDigest } from './entry-watch.js';
 
 /**
  * The write protocol of the `database` source (issue #15, docs/mongodb.md "Consistency").
@@ -16,24 +17,47 @@ import { KEY_ORDER_FIELD, REVISION_FIELD } from './documents.js';
  * Every write raises `_rev` by one in the same operation.
  */
 
-/** The revision each served entry object was read at (identity: a write stores a new object). */
+/** Served entries remembered per collection (oldest forgotten past this: they are read again). */
+const MAX_REVISIONS = 10_000;
+
+/**
+ * The revision each served entry was read at, by key and by value (issue #29 item 3): a
+ * write decided on `previous` uses the revision only if `previous` holds exactly what was
+ * served at it. Identity is not enough: a copy of a served entry (the entries layer clones,
+ * a hook rebuilds it) used to find no revision, which made the write unconditional. When no
+ * remembered revision matches, the source reads the stored document and compares values.
+ */
 export class Revisions {
-  private readonly revisions = new WeakMap<Entry, number | null>();
+  private readonly seen = new Map<string, { digest: string; revision: number | null }>();
 
   /** Remember the revision of the document an entry was built from. */
   track(entry: Entry, document: Document): Entry {
     const revision = document[REVISION_FIELD];
-    this.revisions.set(entry, typeof revision === 'number' ? revision : null);
+    const tag = JSON.stringify(document._id);
+    this.seen.delete(tag);
+    if (this.seen.size >= MAX_REVISIONS) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(tag, { digest: contentDigest(entry), revision: typeof revision === 'number' ? revision : null });
     return entry;
   }
 
   /**
-   * The `_rev` filter for a write decided on `previous`: its revision, `null` (matches a
-   * missing `_rev`, a document written before revisions or by another tool), or undefined
-   * when the object was not served by this source (then nothing can be compared).
+   * The `_rev` filter for a write to `id` decided on `previous`: its revision, `null` (matches
+   * a missing `_rev`, a document written before revisions or by another tool), or undefined
+   * when this source served no version holding exactly `previous` (the caller reads it).
    */
-  filterOf(previous: Entry | undefined): number | null | undefined {
-    return previous === undefined ? undefined : this.revisions.get(previous);
+  filterOf(id: EntryKey, previous: Entry | undefined): number | null | undefined {
+    if (previous === undefined) return undefined;
+    const known = this.seen.get(JSON.stringify(id));
+    return known && known.digest === contentDigest(previous) ? known.revision : undefined;
+  }
+
+  /** A write whose outcome is unknown (applied or not): what was remembered of `id` no longer holds. */
+  forget(id: EntryKey): void {
+    this.seen.delete(JSON.stringify(id));
+  }
+
+  clear(): void {
+    this.seen.clear();
   }
 }
 

@@ -513,6 +513,11 @@ export class FakeChangeStream extends EventEmitter {
   closed = false;
   private readonly queue: ChangeEvent[] = [];
   private pumping = false;
+  /** Iterator mode (the change follower's `tryNext`): delivered changes and the failure wait here. */
+  private readonly pulled: Document[] = [];
+  private failure: Error | undefined;
+  private initialized = false;
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly server: StandInServer,
@@ -536,6 +541,8 @@ export class FakeChangeStream extends EventEmitter {
             return;
           }
           for (const event of replay) this.offer(event);
+          this.initialized = true;
+          this.wake?.();
           // As the driver does once the server answered the aggregate (postBatchResumeToken).
           this.emit('resumeTokenChanged', token(this.last));
         },
@@ -574,7 +581,33 @@ export class FakeChangeStream extends EventEmitter {
         change.fullDocument = current ? wire(current) : null;
       }
       this.emit('change', change);
+      this.pulled.push(change);
+      this.wake?.();
       if (event.operationType === 'invalidate') void this.close();
+    }
+  }
+
+  /**
+   * The driver's iterator read: the next change, or null after an idle wait (an empty getMore
+   * batch); a failure is thrown once (the driver throws what it cannot resume from).
+   */
+  async tryNext(): Promise<Document | null> {
+    for (let waited = false; ; waited = true) {
+      if (this.pulled.length > 0) return this.pulled.shift()!;
+      if (this.failure) {
+        const failure = this.failure;
+        this.failure = undefined;
+        throw failure;
+      }
+      if (this.closed || (waited && this.initialized)) return null;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
     }
   }
 
@@ -582,7 +615,9 @@ export class FakeChangeStream extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     this.server.streams.delete(this);
-    this.emit('error', error);
+    this.failure = error;
+    this.wake?.();
+    if (this.listenerCount('error') > 0) this.emit('error', error);
     this.emit('close');
   }
 
@@ -590,6 +625,7 @@ export class FakeChangeStream extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     this.server.streams.delete(this);
+    this.wake?.();
     this.emit('close');
   }
 }

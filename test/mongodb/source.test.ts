@@ -72,8 +72,41 @@ describe('mongodb source (stand-in server)', () => {
     await nodeB.put(100, { id: 100, title: 'explicit' });
     expect(await nodeA.allocateIntegerKey()).toBe(101);
     expect(await nodeA.maxIntegerKey()).toBe(100);
+    // A truncate keeps the counter (it only rises): keys go on above every key handed out.
     await nodeA.truncate();
-    expect(await nodeA.allocateIntegerKey()).toBe(1);
+    expect(await nodeA.allocateIntegerKey()).toBe(102);
+  });
+
+  it('revisions are compared by value: a copy of a served entry still makes PUT and DELETE conditional, and _rev never goes back (issue #29)', async () => {
+    const fake = fakeConnections();
+    const nodeA = await sourceOn(fake);
+    const nodeB = await sourceOn(fake);
+    await nodeA.put(1, { id: 1, title: 'one' }, { mode: 'create' });
+    const served = (await nodeA.get(1))!;
+    const copy = { ...served }; // what a hook or a clone hands back: another object, same value
+    await nodeB.put(1, { id: 1, title: 'changed on B' }, { mode: 'replace', previous: (await nodeB.get(1))! });
+    await expect(nodeA.put(1, { id: 1, title: 'over a stale copy' }, { mode: 'replace', previous: copy })).rejects.toMatchObject({ status: 409 });
+    await expect(nodeA.delete(1, { mode: 'delete', previous: copy })).rejects.toMatchObject({ status: 409 });
+    const stored = fake.collections.get('films')!.docs.find((d) => d._id === 1)!;
+    expect(stored).toMatchObject({ title: 'changed on B', _rev: 2 });
+    // A copy of the current version is accepted, and the revision rises.
+    await nodeA.put(1, { id: 1, title: 'from A' }, { mode: 'replace', previous: { ...(await nodeA.get(1))! } });
+    expect(fake.collections.get('films')!.docs.find((d) => d._id === 1)).toMatchObject({ title: 'from A', _rev: 3 });
+  });
+
+  it('a truncate on another node never lets an allocated key meet an explicit one (issue #29)', async () => {
+    const fake = fakeConnections();
+    const nodeA = await sourceOn(fake);
+    const nodeB = await sourceOn(fake);
+    await nodeA.put(100, { id: 100, title: 'explicit' }, { mode: 'create' }); // A's counter floor is 100 now
+    await nodeB.truncate();
+    // Below the floor A remembers, so A does not raise the counter for it: the counter must
+    // still be above it (a truncate that reset the counter made allocation hand out 3 next).
+    await nodeA.put(3, { id: 3, title: 'explicit after truncate' }, { mode: 'create' });
+    const allocated = [];
+    for (let i = 0; i < 5; i++) allocated.push(await nodeA.allocateIntegerKey());
+    expect(allocated).not.toContain(3);
+    for (const key of allocated) await nodeA.put(key, { id: key, title: `allocated ${key}` }, { mode: 'create' });
   });
 
   it('never fetches protected fields for lists and eager loading, but keeps them for single reads', async () => {
