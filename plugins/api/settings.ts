@@ -83,7 +83,9 @@ export const apiSettings = defineSettings({
         properties: {
           origins: { type: 'array', items: { type: 'string' }, default: [] },
           methods: { type: 'array', items: { type: 'string' }, default: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] },
-          headers: { type: 'array', items: { type: 'string' }, default: ['Authorization', 'Content-Type', 'Accept', 'If-None-Match'] },
+          // The conditional headers a browser client needs for the lost-update-safe edit (If-Match)
+          // and revalidation, and Last-Event-ID for resuming an event stream read with fetch.
+          headers: { type: 'array', items: { type: 'string' }, default: ['Authorization', 'Content-Type', 'Accept', 'If-Match', 'If-None-Match', 'Last-Event-ID'] },
           max_age: { type: 'integer', minimum: 0, default: 600 },
           credentials: { type: 'boolean', default: false },
         },
