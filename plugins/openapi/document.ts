@@ -190,7 +190,9 @@ export function buildDocument(input: DocumentInput): Schema {
       version: input.version,
       description: `The ${view.name} interface: every stream and its entries as currently defined (regenerated whenever a definition changes).`,
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    // No `jsonSchemaDialect`: 3.1's default (the OAS base dialect, JSON Schema 2020-12 with the
+    // OAS vocabulary) is what the schemas here use, and any other value makes Swagger UI show a
+    // warning box on the reference page.
     servers: [{ url: input.baseUrl }],
     paths,
     components: { schemas, responses, ...(bearer ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {}) },

@@ -34,7 +34,10 @@ describe.skipIf(!available)('/api/docs in Chromium', () => {
   it("shows each stream's operations, with every request served by us", async () => {
     const page = await browser.newPage();
     const requested: string[] = [];
+    const consoleErrors: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
+    page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+    page.on('pageerror', (e) => consoleErrors.push(e.message));
     await page.goto(`${app.url}/api/docs`);
     await page.waitForSelector('.opblock', { timeout: 30_000 });
     const text = await page.locator('#swagger-ui').innerText();
@@ -42,6 +45,9 @@ describe.skipIf(!available)('/api/docs in Chromium', () => {
     expect(await page.locator('.opblock-get').count()).toBeGreaterThan(4);
     const foreign = requested.filter((url) => !url.startsWith(app.url) && !url.startsWith('data:'));
     expect(foreign).toEqual([]);
+    // No error or warning box of Swagger UI (it warned about jsonSchemaDialect), no console error.
+    expect(await page.locator('.errors-wrapper, .error-wrapper').allInnerTexts()).toEqual([]);
+    expect(consoleErrors).toEqual([]);
     await page.close();
   }, 60_000);
 });

@@ -1,0 +1,12 @@
+import { chromium } from 'playwright-core';
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+const logs = [];
+page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
+await page.goto(process.argv[2]);
+await page.waitForSelector('.opblock', { timeout: 30000 });
+await page.waitForTimeout(500);
+console.log(await page.evaluate(() => [...document.querySelectorAll('.errors-wrapper, .version-pragma, [class*=warning], [class*=error]')].map(e => e.className + ' :: ' + e.textContent.slice(0, 200))));
+await page.screenshot({ path: process.argv[3] });
+console.log(logs.join('\n'));
+await browser.close();
