@@ -122,15 +122,22 @@ export function streamSchemas(definition: StreamDefinition, fields: FieldsServic
     if ('anyOf' in schema) return { ...schema, anyOf: [...(schema.anyOf as Schema[]), { type: 'null' }] };
     return schema;
   };
+  // What every answer carries: the key, required fields and fields with a default (filled in
+  // when a create leaves them out), so a generated client types `book.title` as `string`.
+  const always: string[] = [keyName];
   for (const field of definition.fields) {
+    const defaulted = field.config?.default !== undefined;
     if (field.handle === keyName) key = fields.getType(field.type)?.jsonSchema?.(field) ?? coreSchema(field, keyType, 'write') ?? {};
-    if (field.required && field.handle !== keyName) required.push(field.handle);
+    // A create must send a required field, unless the server fills it in (the key, a default).
+    if (field.required && field.handle !== keyName && !defaulted) required.push(field.handle);
     write[field.handle] = valueOf(field, 'write');
-    if (!field.protected) read[field.handle] = valueOf(field, 'read');
+    if (field.protected) continue;
+    read[field.handle] = valueOf(field, 'read');
+    if (field.handle !== keyName && (field.required || defaulted)) always.push(field.handle);
   }
   // Streams keep undeclared attributes: the schemas stay open.
   return {
-    read: { type: 'object', properties: read, required: [keyName] },
+    read: { type: 'object', properties: read, required: always },
     write: { type: 'object', properties: write, ...(required.length > 0 ? { required } : {}) },
     patch: { type: 'object', properties: write },
     key,

@@ -55,6 +55,9 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(entry.properties)).not.toContain('password');
     expect(Object.keys(input.properties)).toContain('password');
     expect(input.required).toEqual(['title']);
+    // An answer always carries the key, the required fields and the fields with a default.
+    expect((entry as unknown as { required: string[] }).required).toEqual(['id', 'title']);
+    expect(doc.components.schemas['books.Patch']).not.toHaveProperty('required');
     expect(input.properties.title).toEqual({ type: 'string', maxLength: 200 });
     expect(input.properties.status).toEqual({ enum: ['draft', 'published'] });
     expect(input.properties.contact).toEqual({ type: ['string', 'null'], format: 'email' });
