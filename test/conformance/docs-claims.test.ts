@@ -48,7 +48,7 @@ describe('docs claims', () => {
     const res = await app.request('OPTIONS', '/api/streams/notes/entries', undefined, { origin: 'https://app.example', 'access-control-request-method': 'POST' });
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
-    expect(res.headers['access-control-allow-headers']).toBe('Authorization, Content-Type, Accept, If-None-Match');
+    expect(res.headers['access-control-allow-headers']).toBe('Authorization, Content-Type, Accept, If-Match, If-None-Match, Last-Event-ID');
     expect(res.headers['access-control-max-age']).toBe('600');
     expect(res.headers['access-control-allow-credentials']).toBeUndefined();
   });
