@@ -1,5 +1,5 @@
 import { AppError, type KernelConfig } from '../../kernel/index.js';
-import type { HttpReply } from '../http/index.js';
+import { statusText, type HttpReply } from '../http/index.js';
 import type { ApiRequest, MiddlewareHandler, Next } from './contracts.js';
 
 /** A compiled `gate_except` pattern. */
@@ -77,6 +77,8 @@ export class ApiGate implements MiddlewareHandler {
   }
 
   protected deny(): never {
-    throw new AppError(this.config.api.gate_status, this.config.api.gate_message);
+    // Without a message of its own the denial says what its status says: "Forbidden" for 403.
+    const status = this.config.api.gate_status;
+    throw new AppError(status, this.config.api.gate_message ?? statusText(status));
   }
 }

@@ -16,7 +16,8 @@ export interface ApiSettings {
   gate_middleware: string;
   gate_except: string[];
   gate_status: number;
-  gate_message: string;
+  /** null: the status's own reason phrase (`Forbidden` for 403). */
+  gate_message: string | null;
   per_page: number;
   max_per_page: number;
   interfaces: InterfaceConfig[];
@@ -43,7 +44,7 @@ export const apiSettings = defineSettings({
       gate_middleware: { type: 'string', minLength: 1, default: 'api.gate' },
       gate_except: { type: 'array', items: { type: 'string' }, default: [] },
       gate_status: { type: 'integer', minimum: 400, maximum: 599, default: 404 },
-      gate_message: { type: 'string', default: 'Not Found' },
+      gate_message: { type: ['string', 'null'], minLength: 1, default: null },
       per_page: { type: 'integer', minimum: 1, default: 100 },
       max_per_page: { type: 'integer', minimum: 1, default: 1000 },
       interfaces: {

@@ -45,6 +45,16 @@ describe('the gate (api.gate)', () => {
     expect(res.json.links.self).toBe(`${app.url}/api/streams`);
   });
 
+  it('without gate_message the denial says what its status says (403: Forbidden, not "Not Found")', async () => {
+    app = await startApp({ streams, config: { api: { enabled: false, gate_status: 403 } } });
+    const res = await app.request('GET', '/api/streams');
+    expect(res.status).toBe(403);
+    expect(res.json.errors).toEqual([{ message: 'Forbidden' }]);
+    await app.close();
+    app = await startApp({ streams, config: { api: { enabled: false } } });
+    expect((await app.request('GET', '/api/streams')).json.errors).toEqual([{ message: 'Not Found' }]);
+  });
+
   it('exempts gate_except paths (Laravel Str::is patterns, * spans segments)', async () => {
     app = await startApp({ streams, config: { api: { enabled: false, gate_except: ['api/streams/planets/*', '/api/streams/people'] } } });
     expect((await app.request('GET', '/api/streams/planets/entries')).status).toBe(200);

@@ -28,7 +28,7 @@ describe('config', () => {
     expect(config.streams.path).toBe(path.join(dir, 'defs'));
     expect(config.streams.data_path).toBe(path.join(dir, 'streams', 'data'));
     expect(config.http).toMatchObject({ host: '127.0.0.1', port: 0, max_body: 1048576, trust_proxy: false });
-    expect(config.api).toMatchObject({ enabled: true, prefix: 'api', gate_status: 404, gate_message: 'Not Found', per_page: 100, max_per_page: 1000 });
+    expect(config.api).toMatchObject({ enabled: true, prefix: 'api', gate_status: 404, gate_message: null, per_page: 100, max_per_page: 1000 });
     expect(config.streams.streams_id).toBe('core.streams');
   });
 
