@@ -67,6 +67,7 @@ export class EntriesServiceImpl implements EntriesService {
       exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
       // `default: increment` on a non-key integer field: the next number after the largest stored.
       max: (stream, field) => this.maxOf(stream, field),
+      hasStream: (stream) => this.deps.streams.get(stream) !== undefined,
     };
   }
 

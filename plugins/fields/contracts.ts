@@ -14,6 +14,8 @@ export interface EntryLookup {
    * non-key integer field with `config.default: "increment"` can get the next number.
    */
   max?(stream: string, field: string): Promise<unknown>;
+  /** Optional: whether a stream is defined (a relationship to a missing stream says so, not just "invalid"). */
+  hasStream?(stream: string): boolean;
 }
 
 export type WriteMode = 'create' | 'replace' | 'patch';

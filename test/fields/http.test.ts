@@ -55,6 +55,14 @@ describe('fields over HTTP', () => {
       { message: 'The title has already been taken.', meta: { field: 'title', rule: 'unique' } },
       { message: 'The selected author id is invalid.', meta: { field: 'author_id', rule: 'exists' } },
     ]);
+    // A relationship to a stream that is not defined says why nothing can match.
+    expect((await app.request('POST', '/api/streams', { id: 'readers', fields: { id: 'integer' } })).status).toBe(201);
+    const orphan = await app.request('POST', '/api/streams', { id: 'loans', fields: { id: 'integer', reader: { type: 'relationship', config: { related: 'readers' } } } });
+    expect(orphan.status).toBe(201);
+    expect((await app.request('DELETE', '/api/streams/readers?force=true')).status).toBe(204);
+    const loan = await app.request('POST', '/api/streams/loans/entries', { reader: 1 });
+    expect(loan.status).toBe(409);
+    expect(loan.json.errors).toEqual([{ message: 'The selected reader is invalid: its related stream [readers] does not exist.', meta: { field: 'reader', rule: 'exists' } }]);
     const range = await app.request('POST', '/api/streams/books/entries', { title: 'Old', year: 12 });
     expect(range.json.errors).toEqual([{ message: 'The year field must be between 1000 and 2100.', meta: { field: 'year', rule: 'between' } }]);
   });

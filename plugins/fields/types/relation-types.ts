@@ -63,7 +63,12 @@ export const relationshipType: FieldType = {
     const streams = relatedStreams(field);
     const keyName = keyNameOf(field);
     const failures: VerifyFailure[] = [];
-    const message = 'The selected :attribute is invalid.';
+    // No entry can match when no related stream is defined: say that, not only "invalid".
+    const missing = context.lookup.hasStream === undefined ? [] : streams.filter((s) => !context.lookup.hasStream!(s));
+    const message =
+      missing.length > 0 && missing.length === streams.length
+        ? `The selected :attribute is invalid: its related stream [${missing.join(', ')}] does not exist.`
+        : 'The selected :attribute is invalid.';
     if (Array.isArray(value)) {
       const found = await Promise.all(value.map((key) => existsInAny(streams, keyName, key, context)));
       found.forEach((ok, i) => {
