@@ -1,4 +1,5 @@
 import { BadRequestError, isAppError, pluginOfError, type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { Compressor } from './compression.js';
 import type { HttpReply, HttpServer, InjectedRequest, ReadinessCheck, RouteHandler, StreamSink, TransportReplyDecorator } from './contracts.js';
 import { assertPortFree, ListenError } from './listen.js';
 import { TransportRequest } from './request.js';
@@ -59,6 +60,8 @@ export abstract class HttpServerCore implements HttpServer {
   private decorator: TransportReplyDecorator | null = null;
   private closing: Promise<void> | null = null;
   private active = 0;
+  /** Compresses answers for clients that accept it (every reply passes `prepare`). */
+  private readonly compressor: Compressor;
   /** Requests begun so far: a drain is quiet once a short while passes without one (see `graceful`). */
   private begun = 0;
   private idleWaiters: Array<() => void> = [];
@@ -69,6 +72,7 @@ export abstract class HttpServerCore implements HttpServer {
     protected readonly hooks: Hooks,
   ) {
     this.debug = logger.isLevelEnabled('debug');
+    this.compressor = new Compressor(config.http.compression);
     this.route(['GET'], '/healthz', () => ({ status: 200, body: '{"status":"ok"}' }));
     this.route(['GET'], '/readyz', () => this.readiness());
   }
@@ -253,10 +257,20 @@ export abstract class HttpServerCore implements HttpServer {
     this.deliver(request, this.dispatch(request), send);
   }
 
-  /** Hand a dispatch result (or the error reply of its failure) to `send`, now or once it settles. */
+  /** Hand a dispatch result (or the error reply of its failure), made ready to send, to `send`, now or once it settles. */
   protected deliver(request: TransportRequest, result: HttpReply | Promise<HttpReply>, send: (reply: HttpReply) => void): void {
-    if (result instanceof Promise) result.then(send, (error: unknown) => send(this.errorReply(error, request)));
-    else send(result);
+    const ready = (reply: HttpReply): void => {
+      const prepared = this.prepare(request, reply);
+      if (prepared instanceof Promise) void prepared.then(send);
+      else send(prepared);
+    };
+    if (result instanceof Promise) result.then(ready, (error: unknown) => ready(this.errorReply(error, request)));
+    else ready(result);
+  }
+
+  /** The last step before a reply is written: compression for a client that takes it (off the loop for a large body). */
+  protected prepare(request: TransportRequest, reply: HttpReply): HttpReply | Promise<HttpReply> {
+    return this.compressor.compress(request, reply);
   }
 
   /**

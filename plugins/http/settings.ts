@@ -1,4 +1,5 @@
 import { defineSettings } from '../../kernel/index.js';
+import type { CompressionSettings } from './compression.js';
 
 /** The `http` section: the transport (docs/configuration.md, "http"). */
 export interface HttpSettings {
@@ -18,6 +19,7 @@ export interface HttpSettings {
   port_fallback: boolean;
   /** Longest path + query string in characters; a longer request line is answered 414. */
   max_url: number;
+  compression: CompressionSettings;
 }
 
 declare module '../../kernel/config-schema.js' {
@@ -46,6 +48,17 @@ export const httpSettings = defineSettings({
       transport: { enum: ['auto', 'uws', 'node'], default: 'auto' },
       port_fallback: { type: 'boolean', default: false },
       max_url: { type: 'integer', minimum: 256, default: 8192 },
+      compression: {
+        type: 'object',
+        additionalProperties: false,
+        default: {},
+        properties: {
+          enabled: { type: 'boolean', default: true },
+          threshold: { type: 'integer', minimum: 0, default: 1024 },
+          brotli_quality: { type: 'integer', minimum: 0, maximum: 11, default: 4 },
+          gzip_level: { type: 'integer', minimum: 1, maximum: 9, default: 6 },
+        },
+      },
     },
   },
 });

@@ -237,10 +237,15 @@ export class UwsHttpServer extends HttpServerCore {
       // A reply known at once (a cached GET) is written within this call: no abort watch
       // (uWS needs one only for a reply written after the handler returns), no promise.
       const result = this.dispatch(request);
-      if (!(result instanceof Promise)) {
+      const prepared = result instanceof Promise ? result : this.prepare(request, result);
+      if (!(prepared instanceof Promise)) {
         // A streamed reply outlives this call: it needs the abort watch after all.
-        if (result.stream !== undefined) this.watchAbort(res, request);
-        this.send(res, request, result);
+        if (prepared.stream !== undefined) this.watchAbort(res, request);
+        this.send(res, request, prepared);
+      } else if (!(result instanceof Promise)) {
+        // Ready, but compressed off the loop (a large body): written once that is done.
+        this.watchAbort(res, request);
+        void prepared.then((reply) => this.send(res, request, reply));
       } else {
         this.watchAbort(res, request);
         this.deliver(request, result, (reply) => this.send(res, request, reply));
