@@ -1,0 +1,6 @@
+/** `streams types`: the TypeScript types of a running server's streams (plugins/openapi/types-command.ts). */
+export async function types(argv: string[]): Promise<number> {
+  // Loaded on demand: openapi-typescript is large and only this subcommand needs it.
+  const { typesCommand } = await import('../../plugins/openapi/types-command.js');
+  return typesCommand(argv);
+}
