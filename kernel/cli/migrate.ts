@@ -79,7 +79,9 @@ export async function migrateStreams(kernel: Kernel, options: MigrateOptions): P
     const current = sources.for(definition);
     const report: StreamReport = { stream: definition.id, from: current.type, to: toType, ...(await digestOf(current)) };
     reports.push(report);
-    if (current.type === toType && JSON.stringify(definition.config.source) === JSON.stringify(options.to)) {
+    // Every key --to names already holds that value (the stored source may hold defaults besides).
+    const source = definition.config.source as unknown as Record<string, unknown>;
+    if (current.type === toType && Object.entries(options.to).every(([key, value]) => JSON.stringify(source[key]) === JSON.stringify(value))) {
       report.problem = 'already on this source';
       continue;
     }
