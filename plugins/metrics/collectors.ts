@@ -1,13 +1,15 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { cacheStatistics, storageFaults, type Logger } from '../../kernel/index.js';
 import type { RequestHookPayload } from '../http/index.js';
 import type { SourceRegistry } from '../sources/index.js';
 import type { StreamRegistry } from '../streams/index.js';
 import type { Realtime } from '../realtime/index.js';
+import { RequestSeries } from './request-series.js';
 
 /**
  * The product's series, on one prom-client registry. Request series are fed by the
- * `request.handled` hook (labelled by the route template, never the URL); everything else
+ * `request.handled` hook (labelled by the route template, never the URL; request-series.ts);
+ * everything else
  * is read from the other plugins' services when Prometheus scrapes (`collect`), so the
  * request path pays for one counter and one histogram observation and nothing more.
  */
@@ -28,8 +30,8 @@ export interface CollectorSources {
 const UNMATCHED = '(unmatched)';
 
 export function createCollectors(registry: Registry, buckets: number[], from: CollectorSources): Collectors {
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [registry] });
-  const duration = new Histogram({ name: 'http_request_duration_seconds', help: 'Time from a request\'s head to its reply, by method and route template.', labelNames: ['method', 'route'], buckets, registers: [registry] });
+  const requests = new RequestSeries([...buckets].sort((a, b) => a - b));
+  requests.register(registry);
   const bootSeconds = new Gauge({ name: 'streams_boot_duration_seconds', help: 'Seconds from the process start until every plugin had booted.', registers: [registry] });
 
   new Gauge({
@@ -86,9 +88,7 @@ export function createCollectors(registry: Registry, buckets: number[], from: Co
   return {
     bootSeconds,
     observe(request) {
-      const route = request.route === '' ? UNMATCHED : request.route;
-      requests.inc({ method: request.method, route, status: request.status });
-      duration.observe({ method: request.method, route }, request.durationMs / 1000);
+      requests.observe(request.method, request.route === '' ? UNMATCHED : request.route, request.status, request.durationMs / 1000);
     },
   };
 }
