@@ -18,7 +18,12 @@ const USAGE = `Usage: streams import --config <file> --in <file|-> [--resume] [-
   Prints created/updated/refused counts and each refused line with its reason; exits 1
   when a line was refused.`;
 
-/** Why a line is refused: the API's own messages for a 4xx, one line. */
+/** Why a line is refused: malformed, or the API's own messages for a 4xx; anything else stops the import. */
+function lineProblem(error: unknown): string {
+  return error instanceof SyntaxError || error instanceof NotAnExportLine ? error.message : reasonOf(error);
+}
+
+/** The API's own messages for a 4xx, one line. */
 function reasonOf(error: unknown): string {
   if (isAppError(error) && error.status < 500) {
     const details = error.errors.map((e) => e.message).filter((m) => m !== error.message);
@@ -27,10 +32,13 @@ function reasonOf(error: unknown): string {
   throw error;
 }
 
+/** A line that is JSON but not an export line: refused like malformed JSON. */
+class NotAnExportLine extends Error {}
+
 function parseLine(text: string): ExportLine {
   const value = JSON.parse(text) as Partial<ExportLine>;
   if (value === null || typeof value !== 'object' || (value.kind !== 'entry' && value.kind !== 'definition') || typeof value.stream !== 'string' || value.data === null || typeof value.data !== 'object' || Array.isArray(value.data)) {
-    throw new Error('not a line of `streams export`: {"kind":"entry"|"definition","stream":"...","data":{...}}');
+    throw new NotAnExportLine('not a line of `streams export`: {"kind":"entry"|"definition","stream":"...","data":{...}}');
   }
   return value as ExportLine;
 }
@@ -98,7 +106,7 @@ export async function importCommand(argv: string[]): Promise<number> {
           try {
             return { number, counter: await writeLine(parseLine(text), entries, registry) };
           } catch (error) {
-            return { number, reason: error instanceof SyntaxError || (error instanceof Error && error.message.startsWith('not a line')) ? error.message : reasonOf(error) };
+            return { number, reason: lineProblem(error) };
           }
         }),
       );
@@ -119,7 +127,7 @@ export async function importCommand(argv: string[]): Promise<number> {
             if (counter === 'definitions') state.definitions++;
             progress = true;
           } catch (error) {
-            next.push({ ...line, reason: error instanceof SyntaxError ? error.message : reasonOf(error) });
+            next.push({ ...line, reason: lineProblem(error) });
           }
         }
         waiting = next;

@@ -57,7 +57,7 @@ async function digestOf(source: Source): Promise<{ entries: number; digest: stri
 }
 
 /** The definition as it would read on the new source (built and checked, not registered). */
-async function targetDefinition(kernel: Kernel, definition: StreamDefinition, to: Record<string, unknown>): Promise<Record<string, unknown>> {
+function targetDefinition(definition: StreamDefinition, to: Record<string, unknown>): Record<string, unknown> {
   const raw = definitionToJson(definition);
   const config = (raw.config ?? {}) as Record<string, unknown>;
   return { ...raw, config: { ...config, source: to } };
@@ -88,7 +88,7 @@ export async function migrateStreams(kernel: Kernel, options: MigrateOptions): P
     let raw: Record<string, unknown>;
     let target: Source;
     try {
-      raw = await targetDefinition(kernel, definition, options.to);
+      raw = targetDefinition(definition, options.to);
       target = sources.detached(await registry.build(raw, definition.id));
     } catch (error) {
       report.problem = `the definition does not fit the new source: ${(error as Error).message}`;
@@ -166,7 +166,16 @@ export async function migrate(argv: string[]): Promise<number> {
   const mode = values.switch ? 'switch' : values.copy ? 'copy' : 'dry-run';
   const progress = new Progress('migrate');
   const reports = await withOffline(configFile, {}, (kernel) =>
-    migrateStreams(kernel, { to, streams: values.stream, mode, overwrite: values.overwrite, onProgress: (stream, n, total) => (progress.setTotal(total), progress.update(n, stream)) }),
+    migrateStreams(kernel, {
+      to,
+      streams: values.stream,
+      mode,
+      overwrite: values.overwrite,
+      onProgress: (stream, n, total) => {
+        progress.setTotal(total);
+        progress.update(n, stream);
+      },
+    }),
   ).finally(() => progress.end());
   if (values.json) process.stdout.write(`${JSON.stringify({ mode, streams: reports })}\n`);
   else {
