@@ -23,7 +23,8 @@ export const httpPlugin = definePlugin(() => {
       const created = createHttpServer(context.config, context.logger, context.hooks);
       server = created.server;
       server.fallbackReason = created.fallbackReason;
-      if (created.fallbackReason !== undefined) {
+      // The `streams` tools never listen: which transport would have served is no news to them.
+      if (created.fallbackReason !== undefined && context.config.offline !== true) {
         // Exactly one warning line: what was tried and how to get the fast transport.
         context.logger.warn({ transport: server.transport, reason: created.fallbackReason, hint: FALLBACK_HINT }, 'native uWebSockets.js unavailable: falling back to node:http');
       }
