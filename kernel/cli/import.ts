@@ -20,7 +20,7 @@ const USAGE = `Usage: streams import --config <file> --in <file|-> [--resume] [-
 
 /** Why a line is refused: malformed, or the API's own messages for a 4xx; anything else stops the import. */
 function lineProblem(error: unknown): string {
-  return error instanceof SyntaxError || error instanceof NotAnExportLine ? error.message : reasonOf(error);
+  return error instanceof SyntaxError || error instanceof RefusedLine ? error.message : reasonOf(error);
 }
 
 /** The API's own messages for a 4xx, one line. */
@@ -32,13 +32,13 @@ function reasonOf(error: unknown): string {
   throw error;
 }
 
-/** A line that is JSON but not an export line: refused like malformed JSON. */
-class NotAnExportLine extends Error {}
+/** A line that cannot be written as it is (not an export line, or of a stream this application lacks): refused, the import goes on. */
+class RefusedLine extends Error {}
 
 function parseLine(text: string): ExportLine {
   const value = JSON.parse(text) as Partial<ExportLine>;
   if (value === null || typeof value !== 'object' || (value.kind !== 'entry' && value.kind !== 'definition') || typeof value.stream !== 'string' || value.data === null || typeof value.data !== 'object' || Array.isArray(value.data)) {
-    throw new NotAnExportLine('not a line of `streams export`: {"kind":"entry"|"definition","stream":"...","data":{...}}');
+    throw new RefusedLine('not a line of `streams export`: {"kind":"entry"|"definition","stream":"...","data":{...}}');
   }
   return value as ExportLine;
 }
@@ -60,6 +60,7 @@ async function writeLine(line: ExportLine, entries: EntriesService, registry: St
     await registry.create({ ...line.data, id: line.stream });
     return 'definitions';
   }
+  if (!registry.has(line.stream)) throw new RefusedLine(`Stream [${line.stream}] not found: create it first, or export with --definitions so the file carries it.`);
   const definition = registry.require(line.stream);
   const { created } = await entries.replace(line.stream, entries.keyOf(definition, line.data), line.data);
   return created ? 'created' : 'updated';

@@ -179,7 +179,7 @@ describe('streams export and import', () => {
     expect(result.stdout).toContain('import: 1 created, 0 updated, 3 refused\n');
     expect(result.stdout).toMatch(/line 2: .*title field is required/);
     expect(result.stdout).toMatch(/line 3: .*JSON/);
-    expect(result.stdout).toContain('line 4: Stream [ghosts] not found.');
+    expect(result.stdout).toContain('line 4: Stream [ghosts] not found: create it first, or export with --definitions so the file carries it.');
   });
 
   it('--resume continues after the last finished batch of an interrupted import', async () => {
