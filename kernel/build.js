@@ -10,9 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dist = path.join(root, 'dist');
-const fresh = path.join(root, `.dist-build-${process.pid}`);
-const old = path.join(root, `.dist-old-${process.pid}`);
+// STREAMS_BUILD_OUT: build somewhere else (the test of this script, which must not swap the dist/ other tests run).
+const dist = process.env.STREAMS_BUILD_OUT ? path.resolve(process.env.STREAMS_BUILD_OUT) : path.join(root, 'dist');
+const fresh = path.join(path.dirname(dist), `.dist-build-${process.pid}`);
+const old = path.join(path.dirname(dist), `.dist-old-${process.pid}`);
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 rmSync(fresh, { recursive: true, force: true });
