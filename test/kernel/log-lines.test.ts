@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { formatLogLine } from '../../kernel/log-format.js';
 import { STREAMS_BIN } from '../helpers/cli.js';
 import { REPO, startServer } from '../helpers/server-process.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
@@ -85,5 +85,20 @@ describe('log lines', () => {
     const line = JSON.stringify({ level: 50, time: Date.UTC(2026, 10, 25, 9, 5, 7, 12), pid: 1, plugin: 'http', requestId: 'a-1', path: '/x y', err: { message: 'boom', stack: 'Error: boom\n    at here' }, msg: 'request failed' });
     expect(formatLogLine(line, { color: false })).toBe('09:05:07.012 ERROR [http] request failed requestId=a-1 path="/x y"\n    Error: boom\n        at here\n');
     expect(formatLogLine('not json', { color: false })).toBe('not json');
+  });
+
+  it('no plugin binds or logs `plugin` again (its context logger binds it): scanned in the sources', () => {
+    const offenders: string[] = [];
+    for (const folder of ['plugins', 'kernel']) {
+      for (const entry of readdirSync(path.join(REPO, folder), { withFileTypes: true, recursive: true })) {
+        if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+        const file = path.join(entry.parentPath, entry.name);
+        // The kernel logs lifecycle failures on its root logger, which binds no plugin.
+        if (path.relative(REPO, file) === path.join('kernel', 'kernel.ts')) continue;
+        const text = readFileSync(file, 'utf8');
+        for (const match of text.matchAll(/\.(?:child|trace|debug|info|warn|error|fatal)\(\{(?:[^}]*,)?\s*plugin\s*[,:}]/g)) offenders.push(`${path.relative(REPO, file)}: ${match[0]}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });
