@@ -1,3 +1,5 @@
+import { cacheCounter, type CacheCounter } from './cache-stats.js';
+
 /**
  * A Map whose values each declare what they cost in bytes, held within a byte budget (and
  * optionally a count): the one eviction every in-memory cache of the product uses, so no
@@ -15,15 +17,23 @@ export class ByteBudgetMap<K, V> {
   private readonly values = new Map<K, V>();
   private readonly costs = new Map<K, number>();
   private held = 0;
+  /** Hits and misses of `get`, when the map is named (kernel/cache-stats.ts, for /metrics). */
+  private readonly counter: CacheCounter | undefined;
 
   constructor(
     private readonly budgetBytes: number,
-    private readonly options: { maxItems?: number; touchOnGet?: boolean } = {},
-  ) {}
+    private readonly options: { maxItems?: number; touchOnGet?: boolean; name?: string } = {},
+  ) {
+    this.counter = options.name === undefined ? undefined : cacheCounter(options.name);
+  }
 
   /** The value of `key` (with `touchOnGet`, it becomes the most recently used). */
   get(key: K): V | undefined {
     const value = this.values.get(key);
+    if (this.counter !== undefined) {
+      if (value === undefined) this.counter.misses++;
+      else this.counter.hits++;
+    }
     if (value !== undefined && this.options.touchOnGet === true) {
       const cost = this.costs.get(key)!;
       this.values.delete(key);

@@ -71,6 +71,10 @@ export interface KernelConfig extends ConfigSections {
   file?: string;
   /** `--data <folder>` of the launcher: the streams plugin serves a working copy from there. */
   data_folder?: string;
+  /** Set by the `streams` tools (check, export, import, migrate): every plugin boots, nothing listens. */
+  offline?: boolean;
+  /** Set by `streams check`: a definition that cannot be built is logged as an error (file, path, problem) and skipped, so one run names them all. */
+  report_all?: boolean;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
   plugins: Array<string | PluginEntryConfig>;
 }

@@ -19,7 +19,7 @@ export function defineSettings<K extends keyof ConfigSections & string>(section:
 }
 
 /** Top-level keys of the kernel itself (its schema's, and the two it sets) that no plugin may claim. */
-const KERNEL_KEYS = new Set([...Object.keys(configSchema.properties), 'file', 'data_folder']);
+const KERNEL_KEYS = new Set([...Object.keys(configSchema.properties), 'file', 'data_folder', 'offline', 'report_all']);
 
 /**
  * Validate (defaults filled, in place) and complete the sections of the loaded plugins, then

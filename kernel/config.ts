@@ -14,6 +14,10 @@ export interface ConfigOverrides {
   portFallback?: boolean;
   /** Serve a working copy of the application's streams folder from this folder (the streams plugin's settings). */
   data?: string;
+  /** The `streams` tools (check, export, import, migrate): boot every plugin, never listen. */
+  offline?: boolean;
+  /** `streams check`: report every definition that cannot be built instead of stopping at the first. */
+  reportAll?: boolean;
 }
 
 const validate = configValidator(configSchema as unknown as Record<string, unknown>);
@@ -61,6 +65,11 @@ export function buildConfig(raw: unknown, baseDir: string, overrides: ConfigOver
   config.file = file;
   if (overrides.logLevel !== undefined) config.log.level = overrides.logLevel;
   if (overrides.data !== undefined) config.data_folder = path.resolve(overrides.data);
+  // Only the launcher sets these: a config file cannot switch a server into a tool.
+  delete config.offline;
+  delete config.report_all;
+  if (overrides.offline === true) config.offline = true;
+  if (overrides.reportAll === true) config.report_all = true;
   return config;
 }
 

@@ -15,7 +15,8 @@ export const CORE_PLUGINS: Record<string, string> = {
   realtime: '../plugins/realtime/index.js',
   'control-panel': '../plugins/control-panel/index.js',
   mongodb: '../plugins/mongodb/index.js',
+  metrics: '../plugins/metrics/index.js',
 };
 
-/** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed. */
+/** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb, metrics) load when listed. */
 export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'stream-routes', 'openapi', 'realtime', 'control-panel'];

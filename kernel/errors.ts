@@ -71,6 +71,8 @@ export class ValidationError extends AppError {
 export class ConfigError extends Error {
   readonly file?: string;
   readonly path?: string;
+  /** The problem without its place (`streams check` prints file, path and problem apart). */
+  readonly problem: string;
 
   constructor(message: string, file?: string, path?: string) {
     const where = [file, path ? `at ${path}` : undefined].filter(Boolean).join(' ');
@@ -78,6 +80,7 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
     this.file = file;
     this.path = path;
+    this.problem = message;
   }
 }
 

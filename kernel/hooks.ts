@@ -1,6 +1,9 @@
 import { tagErrorWithPlugin } from './errors.js';
 import type { HookMap, HookName } from './hook-map.js';
 
+/** What `notify` answers when every listener was synchronous (one shared, settled promise). */
+const DONE: Promise<void> = Promise.resolve();
+
 export type HookListener<K extends HookName> = (payload: HookMap[K]) => void | Promise<void>;
 
 interface Registered<K extends HookName> {
@@ -68,12 +71,38 @@ export class Hooks {
    * its plugin's name) and never keeps the change from the listeners after it. Nothing can
    * be vetoed here: what the hook announces has happened already.
    */
-  async notify<K extends HookName>(name: K, payload: HookMap[K], onError: (error: unknown, plugin: string | undefined) => void): Promise<void> {
+  notify<K extends HookName>(name: K, payload: HookMap[K], onError: (error: unknown, plugin: string | undefined) => void): Promise<void> {
     const list = this.listeners.get(name);
-    if (!list || list.length === 0) return;
-    for (const { listener, owner } of [...list]) {
+    if (!list || list.length === 0) return DONE;
+    // Synchronous listeners (a metrics counter on `request.handled`, once per request) run
+    // without a promise or a microtask; the first one that returns a promise hands the rest
+    // to the awaiting path, so listeners still run one after another, in order.
+    const snapshot = [...list];
+    for (let i = 0; i < snapshot.length; i++) {
+      const { listener, owner } = snapshot[i]!;
+      let result: void | Promise<void>;
       try {
-        await (listener as HookListener<K>)(payload);
+        result = (listener as HookListener<K>)(payload);
+      } catch (error) {
+        onError(owner === undefined ? error : tagErrorWithPlugin(error, owner), owner);
+        continue;
+      }
+      if (result instanceof Promise) return this.notifyRest(snapshot, i, result, payload, onError);
+    }
+    return DONE;
+  }
+
+  private async notifyRest<K extends HookName>(
+    snapshot: Registered<HookName>[],
+    index: number,
+    pending: Promise<void>,
+    payload: HookMap[K],
+    onError: (error: unknown, plugin: string | undefined) => void,
+  ): Promise<void> {
+    for (let i = index; i < snapshot.length; i++) {
+      const { listener, owner } = snapshot[i]!;
+      try {
+        await (i === index ? pending : (listener as HookListener<K>)(payload));
       } catch (error) {
         onError(owner === undefined ? error : tagErrorWithPlugin(error, owner), owner);
       }

@@ -4,9 +4,12 @@ import { loadConfigFile, type ConfigOverrides } from './config.js';
 import { ConfigError, PluginTimeoutError } from './errors.js';
 import { FolderLockedError } from './folder-lock.js';
 import { Kernel } from './kernel.js';
+import { createLogger } from './logger.js';
+import { kernelVersion } from './version.js';
 
-const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] [--log-level L] [--transport T]
-                          [--data DIR] [--fallback-port]
+const USAGE = `Usage: streams serve --config <file> [--port N] [--host H] [--log-level L] [--transport T]
+                     [--data DIR] [--fallback-port] [--pretty]
+       (node kernel/boot.js takes the same flags)
 
   --config, -c   configuration file (JSON); its folder is the application root
   --port, -p     port to listen on (0 picks a free port)
@@ -17,6 +20,9 @@ const USAGE = `Usage: node kernel/boot.js --config <file> [--port N] [--host H] 
   --data DIR     serve a working copy of the application's streams/ from DIR (copied at
                  the first boot): writes never touch the application's own files
   --fallback-port  when the port is taken, listen on a free one (the url line says which)
+  --pretty       human-readable log lines (the default on a terminal; JSON lines otherwise)
+  --json         JSON log lines even on a terminal
+  --version      the kernel's version
   --help, -h     this text`;
 
 function fail(message: string): never {
@@ -24,7 +30,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides } {
+function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides; pretty: boolean | undefined } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -37,6 +43,9 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
         transport: { type: 'string' },
         data: { type: 'string' },
         'fallback-port': { type: 'boolean' },
+        pretty: { type: 'boolean' },
+        json: { type: 'boolean' },
+        version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -46,6 +55,10 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
   }
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  if (values.version) {
+    process.stdout.write(`${kernelVersion()}\n`);
     process.exit(0);
   }
   if (!values.config) fail(`--config <file> is required\n${USAGE}`);
@@ -66,15 +79,16 @@ function parseCli(argv: string[]): { config: string; overrides: ConfigOverrides 
     if (!['auto', 'uws', 'node'].includes(values.transport)) fail(`--transport must be auto, uws or node, got "${values.transport}"`);
     overrides.transport = values.transport as ConfigOverrides['transport'];
   }
-  return { config: values.config, overrides };
+  return { config: values.config, overrides, pretty: values.json ? false : values.pretty ? true : undefined };
 }
 
 /** The process entry point: boot the kernel from a config file and stop cleanly on signals. */
 export async function main(argv: string[]): Promise<Kernel> {
-  const { config: file, overrides } = parseCli(argv);
+  const { config: file, overrides, pretty } = parseCli(argv);
   let kernel: Kernel;
   try {
-    kernel = new Kernel(loadConfigFile(file, overrides));
+    const config = loadConfigFile(file, overrides);
+    kernel = new Kernel(config, { logger: createLogger(config.log.level, { pretty }) });
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message);
     throw error;

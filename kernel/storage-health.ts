@@ -20,6 +20,12 @@ const CAUSES: Record<string, string> = {
 export const STORAGE_RETRY_AFTER = 30;
 
 let failing: { cause: string; since: number } | undefined;
+/** Writes refused for a storage fault since the process started (`streams_storage_faults_total`). */
+let faults = 0;
+
+export function storageFaults(): number {
+  return faults;
+}
 let injected: string | undefined;
 
 /** The storage state for `/readyz`: undefined when writes succeed. */
@@ -38,6 +44,7 @@ export function storageError(error: unknown): unknown {
   const cause = code === undefined ? undefined : CAUSES[code];
   if (cause === undefined) return error;
   failing = { cause, since: Date.now() };
+  faults++;
   const fault = new AppError(503, `The write was not stored: ${cause}. Retry later.`);
   fault.headers = [['Retry-After', String(STORAGE_RETRY_AFTER)]];
   return fault;

@@ -65,7 +65,7 @@ export async function benchDataset({ options, dataset, track, log }) {
     // The same product on node:http, for the transport rows (skipped when the product
     // itself already runs on node:http: no native binary for this Node).
     if (product.transport !== 'node:http' && list.some((s) => TRANSPORT_SCENARIOS.has(s.id))) {
-      nodeHttp = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count), transport: 'node' }));
+      nodeHttp = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count), transport: 'node', data: path.join(app.dir, 'node-http-data') }));
       log(`[${label}] product on node:http at ${nodeHttp.url}`);
     }
     for (const scenario of list) {

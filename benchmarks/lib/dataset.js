@@ -45,7 +45,9 @@ export function entry(i) {
 /** The product's config for an app folder (root = the config's folder). */
 export function productConfig(extra = {}) {
   // log level info: the boot contract prints the listening URL at info; requests log at debug only.
-  return { log: { level: 'info' }, http: { host: '127.0.0.1' }, api: { max_per_page: 1000 }, ...extra };
+  // STREAMS_BENCH_METRICS=1: the same runs with the metrics plugin on (its request path must cost under 3%, issue #32).
+  const metrics = process.env.STREAMS_BENCH_METRICS === '1' ? { plugins: ['metrics'] } : {};
+  return { log: { level: 'info' }, http: { host: '127.0.0.1' }, api: { max_per_page: 1000 }, ...metrics, ...extra };
 }
 
 async function pool(count, limit, task) {

@@ -139,11 +139,13 @@ export function productMissing() {
 }
 
 /** `node kernel/boot.js --config <file> --port 0`, URL read from its pino "listening" line. */
-export async function startProduct(configFile, { pin, timeoutMs = 60_000, env = {}, transport = null }) {
+export async function startProduct(configFile, { pin, timeoutMs = 60_000, env = {}, transport = null, data = null }) {
   const missing = productMissing();
   if (missing) throw new Error(missing);
   const args = [process.execPath, path.join(productRoot, 'kernel', 'boot.js'), '--config', configFile, '--port', '0'];
   if (transport) args.push('--transport', transport);
+  // A second product on the same app serves its own working copy: one server per data folder (#27).
+  if (data) args.push('--data', data);
   const argv = pinned(SERVER_CPU, args, pin);
   const started = await spawnUntil(argv, { cwd: productRoot, env, pattern: /"url":"(http:\/\/[^"]+)"(?:,"transport":"([^"]+)")?/, timeoutMs, what: 'product (node kernel/boot.js)' });
   return { ...started, url: started.match[1].replace(/\/$/, ''), transport: started.match[2] ?? 'uWebSockets.js', bootMs: started.readyMs };

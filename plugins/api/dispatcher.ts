@@ -125,6 +125,8 @@ export class InterfaceDispatcher {
         compiled = match.value;
         allow = match.allow;
         if (compiled) http.params = match.params;
+        // The template, never the URL: metrics label requests by it (request.handled).
+        http.route = this.setup.prefix + match.pattern;
       }
     } catch (error) {
       problem = error;
@@ -190,7 +192,7 @@ export class InterfaceDispatcher {
   private fromError(request: ApiRequest, error: unknown): HttpReply {
     // A 500 is a failure of ours, whatever threw it: its detail goes to the log under the request id.
     if (isAppError(error) && error.status !== 500) return { status: error.status, headers: error.headers, body: errorEnvelope(this.errorLinks(request), error.errors) };
-    this.logger.error({ err: error, plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'API request failed');
+    this.logger.error({ err: error, error_plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'API request failed');
     return this.error(request, 500, 'Internal Server Error');
   }
 }

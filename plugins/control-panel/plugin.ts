@@ -16,7 +16,7 @@ export const controlPanelPlugin = definePlugin(() => ({
   name: 'control-panel',
   settings: controlPanelSettings,
   requires: ['http', 'api'],
-  boot({ config, use, hooks, logger }) {
+  boot({ config, use }) {
     const settings = config.control_panel;
     if (!settings.enabled) return;
     const server = use(HTTP_SERVER);
@@ -43,8 +43,8 @@ export const controlPanelPlugin = definePlugin(() => ({
     };
     server.route('GET', base, handler);
     server.route('GET', `${base}/*`, handler);
-    // After the transport's `listening` line (priority -1000): the panel's own URL, once.
-    hooks.on('kernel.booted', () => logger.info({ url: `${server.url}${base}/` }, 'control panel'), { priority: -999 });
+    // Named in the boot banner (the `listening` line's `links.control_panel`).
+    server.announce('control_panel', `${base}/`);
   },
 }));
 

@@ -62,7 +62,7 @@ export class EntriesServiceImpl implements EntriesService {
   readonly lookup: EntryLookup;
 
   constructor(private readonly deps: EntriesDependencies) {
-    this.json = new ByteBudgetMap(deps.jsonCacheBytes ?? 64 * 1024 * 1024);
+    this.json = new ByteBudgetMap(deps.jsonCacheBytes ?? 64 * 1024 * 1024, { name: 'entry_json' });
     this.lookup = {
       exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
       // `default: increment` on a non-key integer field: the next number after the largest stored.

@@ -23,6 +23,12 @@ export interface HttpRequest {
   header(name: string): string | undefined;
   /** Route parameters (`:name` segments), percent-decoded. */
   params: Record<string, string>;
+  /**
+   * The pattern of the route serving this request ('' while none matched): the transport's
+   * (`/api/*`), refined by a router below it (the API's `/api/streams/:stream`). For
+   * metrics and logs, which must never label by a raw URL.
+   */
+  route: string;
   /** Milliseconds timestamp (performance.now()) when the request arrived. */
   readonly startedAt: number;
   /**
@@ -174,6 +180,11 @@ export interface HttpServer {
    * CORS headers and envelope links, so they are real answers like any other.
    */
   setTransportReplyDecorator(decorator: TransportReplyDecorator | null): void;
+  /**
+   * A page worth naming in the boot banner (`docs` → `/api/docs`, a control panel): the
+   * `listening` line lists them as absolute URLs under `links`. Call in `register` or `boot`.
+   */
+  announce(name: string, path: string): void;
 }
 
 /** Returns the reply to send (it may add headers or replace the body); must not throw or await. */

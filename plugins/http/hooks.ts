@@ -1,6 +1,11 @@
 export interface RequestHookPayload {
   method: string;
   path: string;
+  /**
+   * The route pattern that served it (`/api/streams/:stream/entries/:id`, `/readyz`), never
+   * the raw URL: metrics label by it. '' when no route matched (a 404, a 501).
+   */
+  route: string;
   status: number;
   durationMs: number;
 }

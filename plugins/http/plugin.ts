@@ -23,22 +23,26 @@ export const httpPlugin = definePlugin(() => {
       const created = createHttpServer(context.config, context.logger, context.hooks);
       server = created.server;
       server.fallbackReason = created.fallbackReason;
-      if (created.fallbackReason !== undefined) {
+      // The `streams` tools never listen: which transport would have served is no news to them.
+      if (created.fallbackReason !== undefined && context.config.offline !== true) {
         // Exactly one warning line: what was tried and how to get the fast transport.
         context.logger.warn({ transport: server.transport, reason: created.fallbackReason, hint: FALLBACK_HINT }, 'native uWebSockets.js unavailable: falling back to node:http');
       }
       context.provide(HTTP_SERVER, server);
     },
     boot(context) {
+      // The `streams` tools (check, export, import, migrate) boot every plugin and never listen.
+      if (context.config.offline === true) return;
       context.hooks.on(
         'kernel.booted',
         async () => {
           await server.listen();
           // The url line is the boot contract (scripts and tests wait for it): print it at any
-          // log level but `silent`, even when the operator chose warn or error.
+          // log level but `silent`, even when the operator chose warn or error. It is also the
+          // boot banner (on a terminal it reads as one); why node:http serves was said once already.
           const announcer = context.config.log.level === 'silent' ? context.logger : context.logger.child({}, { level: 'info' });
-          const fallback = server.fallbackReason === undefined ? {} : { reason: server.fallbackReason, hint: FALLBACK_HINT };
-          announcer.info({ url: server.url, transport: server.transport, ...fallback }, 'listening');
+          const links = server.links;
+          announcer.info({ url: server.url, transport: server.transport, ...(Object.keys(links).length > 0 ? { links } : {}) }, 'listening');
         },
         { priority: -1000 },
       );

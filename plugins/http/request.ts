@@ -19,6 +19,7 @@ const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export abstract class TransportRequest implements HttpRequest {
   params: Record<string, string>;
+  route = '';
   aborted = false;
   /** Set once a reply was written (or the client went away). */
   finished = false;

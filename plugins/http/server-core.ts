@@ -102,6 +102,18 @@ export abstract class HttpServerCore implements HttpServer {
     this.checks.set(name, check);
   }
 
+  /** Pages named in the boot banner, by name (paths; `links` makes them absolute). */
+  private readonly announced = new Map<string, string>();
+
+  announce(name: string, path: string): void {
+    this.announced.set(name, path);
+  }
+
+  /** The announced pages as absolute URLs (the `listening` line's `links`). */
+  get links(): Record<string, string> {
+    return Object.fromEntries([...this.announced].map(([name, path]) => [name, `${this.url}${path}`]));
+  }
+
   get maxBufferedBytes(): number {
     return this.config.http.stream_buffer_bytes;
   }
@@ -245,6 +257,7 @@ export abstract class HttpServerCore implements HttpServer {
         return this.transportReply(request, 405, `The ${method} method is not supported on this path.`, allow);
       }
       request.params = match.params;
+      request.route = match.pattern;
       // A rejected promise is turned into an error reply by the transport (one promise per request).
       return match.value(request);
     } catch (error) {
@@ -296,7 +309,7 @@ export abstract class HttpServerCore implements HttpServer {
       if (error.headers !== undefined) reply.headers = error.headers;
       return reply;
     }
-    this.logger.error({ err: error, plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'request failed');
+    this.logger.error({ err: error, error_plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'request failed');
     return { status: 500, body: errorBody('Internal Server Error') };
   }
 
@@ -310,8 +323,8 @@ export abstract class HttpServerCore implements HttpServer {
       const durationMs = performance.now() - request.startedAt;
       if (this.debug) this.logger.debug({ requestId: request.id, method: request.method, path: request.path, status, durationMs, aborted: request.aborted }, 'request');
       if (this.hooks.has('request.handled')) {
-        void this.hooks.notify('request.handled', { method: request.method, path: request.path, status, durationMs }, (error, plugin) =>
-          this.logger.warn({ err: error, plugin }, 'request.handled listener failed'),
+        void this.hooks.notify('request.handled', { method: request.method, path: request.path, route: request.route, status, durationMs }, (error, plugin) =>
+          this.logger.warn({ err: error, listener_plugin: plugin }, 'request.handled listener failed'),
         );
       }
     }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { definePlugin, type KernelConfig } from '../../kernel/index.js';
 import { API, conditionalReply, type ApiRequest } from '../api/index.js';
 import { FIELDS } from '../fields/index.js';
-import type { HttpReply } from '../http/index.js';
+import { HTTP_SERVER, type HttpReply } from '../http/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
 import { docsAsset, docsPage } from './docs-page.js';
 import { DocumentCache } from './document-cache.js';
@@ -34,6 +34,7 @@ export const openapiPlugin = definePlugin({
       return conditionalReply(request, body, undefined, etag);
     };
     api.addEndpoint({ name: 'openapi.document', method: 'GET', pattern: '/openapi.json', handler: document });
+    use(HTTP_SERVER).announce('docs', `/${config.api.prefix.replace(/^\/+|\/+$/g, '')}/docs`);
     api.addEndpoint({
       name: 'openapi.docs',
       method: 'GET',

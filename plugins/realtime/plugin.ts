@@ -33,7 +33,8 @@ export const realtimePlugin = definePlugin(() => {
     register({ provide, use, config, hooks, logger }) {
       const settings = config.realtime;
       const folder = path.join(config.streams.data_path, '.realtime');
-      const log = logger.child({ plugin: 'realtime' });
+      // The context's logger binds `plugin` already (a child binding it again repeated the key).
+      const log = logger;
       const history = settings.history;
       const feed = new ChangeFeed(
         folder,

@@ -282,6 +282,12 @@ export interface SourceRegistry {
    * Throws an AppError (500) naming the type when no such source type is registered.
    */
   for(definition: StreamDefinition): Source;
+  /**
+   * A source for `definition` that the registry neither serves nor keeps: `streams migrate`
+   * copies a stream into the source its definition would name next, and verifies it, while
+   * the stream is still served from its current one. The caller closes it.
+   */
+  detached(definition: StreamDefinition): Source;
   /** Close and forget the source of one stream (no-op when none). */
   release(stream: string): Promise<void>;
   /** Every source created so far. */

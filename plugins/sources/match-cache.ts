@@ -18,7 +18,7 @@ export class MatchCache {
   private readonly lists: ByteBudgetMap<string, { list: Entry[]; total: number | undefined }>;
 
   constructor(budgetBytes = 8 * 1024 * 1024, maxLists = 1024) {
-    this.lists = new ByteBudgetMap(budgetBytes, { maxItems: maxLists, touchOnGet: true });
+    this.lists = new ByteBudgetMap(budgetBytes, { maxItems: maxLists, touchOnGet: true, name: 'filter_matches' });
   }
 
   get(signature: string): Entry[] | undefined {

@@ -144,7 +144,7 @@ export abstract class MemorySource implements Source {
    */
   limitCaches(budgets: { matchBytes: number; ordersBytes: number }): this {
     this.matches = new MatchCache(budgets.matchBytes);
-    this.sorted = new ByteBudgetMap(budgets.ordersBytes, { maxItems: SORT_CACHE_SIZE });
+    this.sorted = new ByteBudgetMap(budgets.ordersBytes, { maxItems: SORT_CACHE_SIZE, name: 'sorted_orders' });
     return this;
   }
 

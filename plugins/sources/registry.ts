@@ -202,6 +202,15 @@ export class SourceRegistryImpl implements SourceRegistry {
     return closing;
   }
 
+  detached(definition: StreamDefinition): Source {
+    const type = definition.config.source?.type ?? this.config.streams.default_source;
+    const factory = this.factories.get(type);
+    if (!factory) throw new AppError(500, `the source type "${type}" is not registered (known: ${this.types().join(', ')}).`);
+    const source = factory({ definition, config: this.config, root: this.root, logger: this.logger.child({ stream: definition.id }), definitions: this.definitions });
+    if (source instanceof MemorySource && this.reviver !== undefined) source.reviveWith(this.reviver);
+    return source;
+  }
+
   private create(definition: StreamDefinition): Source {
     const type = definition.config.source?.type ?? this.config.streams.default_source;
     const factory = this.factories.get(type);

@@ -29,6 +29,7 @@ export const streamsPlugin = definePlugin(() => {
           defaultFormat: settings.default_format,
           roots,
           maxBytes: settings.files.max_bytes,
+          reportAll: config.report_all,
         },
         hooks,
         logger,

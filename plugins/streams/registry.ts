@@ -35,6 +35,8 @@ interface RegistrySettings {
   /** Imported files obey the same roots and size limit as definition files (issue #27). */
   roots?: FileRoots;
   maxBytes?: number;
+  /** `streams check` (config.report_all): a definition that cannot be built is logged and skipped, not fatal. */
+  reportAll?: boolean;
 }
 
 function asValidationError(problems: DefinitionProblems): ValidationError {
@@ -146,15 +148,26 @@ export class DefinitionRegistry implements StreamRegistry {
     }
     this.store = factory({ id: this.settings.metaId, root: this.settings.root, path: this.settings.path });
     await this.builder.collectExtensions();
-    const items = await this.store.loadAll(undefined, (file, reason) => this.trouble(file, { file, reason }));
+    // A server stops at the first broken definition; `streams check` names them all.
+    const problem = (error: unknown): void => {
+      if (this.settings.reportAll !== true || !(error instanceof ConfigError)) throw error;
+      this.logger.error({ file: error.file, at: error.path, problem: error.problem }, error.message);
+    };
+    const onInvalid = this.settings.reportAll === true ? (file: string, reason: string) => problem(new ConfigError(reason, file, '/')) : undefined;
+    const items = await this.store.loadAll(onInvalid, (file, reason) => this.trouble(file, { file, reason }));
     const pending = new Map<string, { raw: Record<string, unknown>; file?: string }>();
     for (const item of items) {
       const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
-      if (id === undefined) throw new ConfigError('a stream definition needs an id', item.file, '/id');
-      if (pending.has(id)) {
-        throw new ConfigError(`stream id [${id}] is also defined in ${pending.get(id)!.file ?? 'another definition'}`, item.file, '/id');
+      try {
+        if (id === undefined) throw new ConfigError('a stream definition needs an id', item.file, '/id');
+        if (pending.has(id)) {
+          throw new ConfigError(`stream id [${id}] is also defined in ${pending.get(id)!.file ?? 'another definition'}`, item.file, '/id');
+        }
+        if (id === this.metaId) throw new ConfigError(`stream id [${id}] is reserved for the meta-stream`, item.file, '/id');
+      } catch (error) {
+        problem(error);
+        continue;
       }
-      if (id === this.metaId) throw new ConfigError(`stream id [${id}] is reserved for the meta-stream`, item.file, '/id');
       pending.set(id, item);
     }
     const building = new Set<string>();
@@ -189,7 +202,13 @@ export class DefinitionRegistry implements StreamRegistry {
         building.delete(id);
       }
     };
-    for (const id of pending.keys()) await buildOne(id);
+    for (const id of pending.keys()) {
+      try {
+        await buildOne(id);
+      } catch (error) {
+        problem(error);
+      }
+    }
     this.sorted = undefined;
     // The store is told when a reload fails, so it can retry it (a shared store: #15).
     if (this.store.watch) {

@@ -20,8 +20,8 @@ export interface ServerProcess {
 }
 
 /** Start the launcher with `args`; rejects (and kills the process) when no url line comes within 15 s. */
-export function startServer(args: string[], cwd = REPO): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BOOT, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startServer(args: string[], cwd = REPO, launcher = BOOT): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [launcher, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let out = '';
   let err = '';

@@ -106,7 +106,7 @@ describe('a hook listener that throws', () => {
       const requestId = res.headers['x-request-id'];
       expect(requestId).toMatch(/\S/);
       const logged = lines.find((l) => l.requestId === requestId);
-      expect(logged).toMatchObject({ level: 50, plugin: 'buggy-addon', err: expect.objectContaining({ message: 'secret internal detail' }) });
+      expect(logged).toMatchObject({ level: 50, error_plugin: 'buggy-addon', err: expect.objectContaining({ message: 'secret internal detail' }) });
     } finally {
       await kernel.shutdown();
     }

@@ -32,7 +32,7 @@ export class ReplyCache {
     budgetBytes = 32 * 1024 * 1024,
     private readonly largestBody = 256 * 1024,
   ) {
-    this.items = new ByteBudgetMap(budgetBytes);
+    this.items = new ByteBudgetMap(budgetBytes, { name: 'api_replies' });
   }
 
   /** Bytes held now (for tests and metrics). */

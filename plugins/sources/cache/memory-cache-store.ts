@@ -17,7 +17,7 @@ export class MemoryCacheStore implements CacheStore {
   private readonly items: ByteBudgetMap<string, { value: unknown; expires: number }>;
 
   constructor(budgetBytes = 8 * 1024 * 1024) {
-    this.items = new ByteBudgetMap(budgetBytes, { maxItems: MAX_ITEMS });
+    this.items = new ByteBudgetMap(budgetBytes, { maxItems: MAX_ITEMS, name: 'query_results' });
   }
 
   get(key: string): unknown {
