@@ -14,7 +14,11 @@ export const CORE_PLUGINS: Record<string, string> = {
   openapi: '../plugins/openapi/index.js',
   realtime: '../plugins/realtime/index.js',
   mongodb: '../plugins/mongodb/index.js',
+  access: '../plugins/access/index.js',
 };
 
-/** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed. */
+/**
+ * Loaded on every boot, whatever the config lists. Optional core plugins (mongodb) load when listed;
+ * `access` also loads when the config has an `access` section (issue #28: off unless configured).
+ */
 export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'stream-routes', 'openapi', 'realtime'];

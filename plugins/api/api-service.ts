@@ -46,6 +46,13 @@ export class DefaultApiService implements ApiService {
     return this.extra;
   }
 
+  private identity: string | undefined;
+
+  useIdentity(spec: string): void {
+    if (this.identity !== undefined && this.identity !== spec) throw new Error(`the identity middleware is "${this.identity}" already`);
+    this.identity = spec;
+  }
+
   addResourceMiddleware(resource: ResourceName, ...specs: string[]): void {
     this.resourceSpecs.set(resource, [...(this.resourceSpecs.get(resource) ?? []), ...specs]);
   }
@@ -93,6 +100,10 @@ export class DefaultApiService implements ApiService {
     const seen = new Map<string, string>();
     const make = (spec: string, gate = false): Tagged => ({ spec, fn: this.middleware.create(spec), gate });
     const group = [...api.middleware.map((spec) => make(spec)), make(api.gate_middleware, true)];
+    if (this.identity !== undefined) {
+      const bearer = group.findIndex((m) => m.spec.split(':')[0] === 'auth.bearer');
+      group.splice(bearer >= 0 ? bearer : group.length - 1, 0, make(this.identity));
+    }
     return declared.map((item) => {
       const prefix = prefixPath(item.prefix ?? api.prefix);
       const other = seen.get(prefix);
