@@ -87,7 +87,8 @@ export class Authenticator {
       throw error;
     }
     const access = this.caller(typeof claims.sub === 'string' ? claims.sub : null, this.rolesOf(claims), claims as Record<string, unknown>);
-    const until = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
+    // Kept as long as the verifier would accept it: until exp plus the clock skew.
+    const until = typeof claims.exp === 'number' ? (claims.exp + this.settings.clock_skew_seconds) * 1000 : Infinity;
     // What a kept token costs: its claims' text twice (UTF-16) and the records around it.
     this.tokens.set(id, { access, until }, 2 * JSON.stringify(claims).length + 512);
     return access;

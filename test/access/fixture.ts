@@ -131,10 +131,11 @@ export function accessConfig(): Record<string, unknown> {
   };
 }
 
-export async function startAccessApp(options: { source?: SourceName; extra?: StartAppOptions; transport?: 'node' | 'uws' } = {}): Promise<AccessApp> {
+export async function startAccessApp(options: { source?: SourceName; extra?: StartAppOptions; transport?: 'node' | 'uws'; access?: Record<string, unknown> } = {}): Promise<AccessApp> {
   const keys = await makeKeys();
   const posts = postsOn(options.source ?? 'filebase');
   const config = accessConfig();
+  Object.assign(config.access as object, options.access ?? {});
   if (options.transport) (config as Record<string, unknown>).http = { transport: options.transport };
   const app = await startApp({
     streams: {
