@@ -35,7 +35,9 @@ for (const transport of TRANSPORTS) {
       await Promise.all([anonymous.opened, alice.opened, boss.opened]);
       const ws = await socket(`${s.app.url}/api/realtime`, bearer(s.tokens.bob));
       ws.ws.send(JSON.stringify({ type: 'subscribe', stream: 'posts' }));
-      await until(() => ws.messages.some((m) => m.type === 'subscribed'));
+      await until(() => ws.messages.some((m) => m.type === 'subscribed'), 10_000).catch((error: unknown) => {
+        throw new Error(`${String(error)}: ${JSON.stringify(ws.messages)}`);
+      });
 
       expect((await admin('PATCH', '/api/streams/posts/entries/4', { status: 'published' })).status).toBe(200); // bob's draft goes public
       expect((await admin('PATCH', '/api/streams/posts/entries/1', { status: 'draft' })).status).toBe(200); // alice's post leaves the public view
@@ -44,7 +46,7 @@ for (const transport of TRANSPORTS) {
       expect((await admin('DELETE', '/api/streams/posts/entries/3')).status).toBe(204);
 
       const bobChanges = () => ws.messages.filter((m) => m.stream === 'posts' && m.type !== 'subscribed').map((m) => `${String(m.type)}:${String(m.id)}`);
-      await until(() => boss.events.length === 5 && anonymous.events.length === 4 && alice.events.length === 5 && bobChanges().length === 4).catch((error: unknown) => {
+      await until(() => boss.events.length === 5 && anonymous.events.length === 4 && alice.events.length === 5 && bobChanges().length === 4, 10_000).catch((error: unknown) => {
         throw new Error(`${String(error)}: ${JSON.stringify({ boss: summary(boss.events), anonymous: summary(anonymous.events), alice: summary(alice.events), bob: bobChanges() })}`);
       });
       expect(summary(boss.events)).toEqual(['updated:4', 'updated:1', 'updated:2', 'created:7', 'deleted:3']);
@@ -70,7 +72,7 @@ for (const transport of TRANSPORTS) {
       expect((await s.app.request('GET', '/api/streams/audit/changes', undefined, bearer(s.tokens.alice))).status).toBe(403);
       const ws = await socket(`${s.app.url}/api/realtime`, bearer(s.tokens.alice));
       ws.ws.send(JSON.stringify({ type: 'subscribe', stream: 'audit' }));
-      await until(() => ws.messages.some((m) => m.type === 'error'));
+      await until(() => ws.messages.some((m) => m.type === 'error'), 10_000);
       expect(ws.messages.find((m) => m.type === 'error')).toMatchObject({ status: 403, stream: 'audit' });
       // A hidden field cannot filter a subscription either.
       expect((await s.app.request('GET', '/api/streams/posts/changes?where[notes]=n1')).status).toBe(400);
@@ -81,7 +83,7 @@ for (const transport of TRANSPORTS) {
       const since = first.json.data[0].cursor as string;
       const replay = listenAs(`${s.app.url}/api/streams/posts/changes?since=${encodeURIComponent(since)}`);
       await replay.opened;
-      await until(() => replay.events.length >= 3);
+      await until(() => replay.events.length >= 3, 10_000);
       expect(summary(replay.events).slice(0, 3)).toEqual(['deleted:1', 'created:7', 'deleted:3']);
     });
   });
