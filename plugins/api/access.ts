@@ -64,10 +64,11 @@ export function readScopeOf(request: HttpRequest, definition: StreamDefinition, 
 
 /**
  * A definition as a caller who is not an administrator sees it: without the `access` key
- * (the rules are the server's business) and without the fields hidden from it.
+ * (the rules are the server's business), without the fields hidden from it, and without the
+ * inline entries of a `self` source (they are rows: the list endpoint serves those, under the rules).
  */
 export function definitionForCaller(json: Record<string, unknown>, hidden: ReadonlySet<string>): Record<string, unknown> {
-  const { access: _access, ...rest } = json;
+  const { access: _access, data: _data, ...rest } = json;
   if (hidden.size === 0) return rest;
   const fields = rest.fields;
   if (Array.isArray(fields)) {

@@ -90,6 +90,15 @@ function readMatrix(setup: () => AccessApp) {
     expect(show.json.data.writer).toBeNull();
   });
 
+  it('a definition never shows its rules or inline rows to a non-administrator', async () => {
+    const shown = await call('anonymous', 'GET', '/api/streams/posts');
+    expect(shown.status).toBe(200);
+    expect(shown.json.data.access).toBeUndefined();
+    expect(shown.json.data.data).toBeUndefined();
+    const listed = await call('alice', 'GET', '/api/streams');
+    for (const definition of listed.json.data) expect(definition.data).toBeUndefined();
+  });
+
   it('a stream without rules is for administrators only: 401 anonymous, 403 others', async () => {
     expect((await call('anonymous', 'GET', '/api/streams/audit/entries')).status).toBe(401);
     expect((await call('alice', 'GET', '/api/streams/audit/entries')).status).toBe(403);

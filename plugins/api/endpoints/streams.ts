@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { AppError, BadRequestError, NotFoundError, ValidationError } from '../../../kernel/index.js';
 import type { OrderClause, WhereClause } from '../../entries/index.js';
 import { compareEntries, compileWhere } from '../../sources/index.js';
@@ -90,8 +91,10 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}${warningsPart}}`,
       json(shownJson(callerOf(request), definition)),
     );
-    // The ETag is the stored version, so the tag read is the one `If-Match` compares with.
-    const etag = definitionVersion(definition);
+    // The ETag is the stored version, so the tag read is the one `If-Match` compares with;
+    // a non-administrator sees a narrowed body, so its tag names its roles too (it never writes definitions).
+    const caller = callerOf(request);
+    const etag = caller === undefined ? definitionVersion(definition) : `${definitionVersion(definition).slice(0, -1)}.${hash('sha1', caller.rolesKey, 'base64url').slice(0, 10)}"`;
     if (status === 200 && payload === undefined) return conditionalReply(request, body, undefined, etag);
     return { status, body, headers: status === 201 ? [['Location', `${urls.streams}/${segment(id)}`], ['ETag', etag]] : [['ETag', etag]] };
   };
