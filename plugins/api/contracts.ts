@@ -105,6 +105,8 @@ export interface ApiService {
    * gate, so cors and throttle run first and the gate already knows the caller.
    */
   useIdentity(spec: string): void;
+  /** What every API route runs first, as specs: the `api.middleware` group with the identity middleware in its place, then the gate (stream routes run it too). */
+  groupSpecs(): string[];
   /** Drop middleware (by spec) inherited from the interface/resource for one endpoint (`withoutRouteMiddleware()`). */
   withoutEndpointMiddleware(endpoint: EndpointName, ...specs: string[]): void;
   /** An error reply in the API envelope (for middleware that deny). */
