@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { definePlugin } from '../../kernel/index.js';
 import { API, ApiGate, type ApiRequest } from '../../plugins/api/index.js';
+import { Admission } from '../../plugins/realtime/admission.js';
 import { bearer, LEGACY_TOKEN, startAccessApp, type AccessApp } from './fixture.js';
 
 /** A gate that keeps authenticated callers without an author or admin role out of the admin interface (the anonymous one is auth.bearer's to refuse). */
@@ -62,6 +63,11 @@ it('auth.bearer requires a caller: the anonymous role gets 401, a JWT or a legac
   // On the admin interface the rules apply all the same.
   expect((await s.app.request('POST', '/admin/api/streams/posts/entries', { id: 9, title: 'x', author_id: 'bob' }, bearer(s.tokens.alice))).status).toBe(403);
   expect((await s.app.request('POST', '/admin/api/streams/posts/entries', { id: 9, title: 'x', author_id: 'alice' }, bearer(s.tokens.alice))).status).toBe(201);
+});
+
+it('anonymous callers are counted by their address, never as one shared user (throttle, realtime caps)', () => {
+  expect(Admission.clientOf({ user: { id: null, roles: ['public'], claims: {} } }, '10.0.0.1')).toBe('ip:10.0.0.1');
+  expect(Admission.clientOf({ user: { id: 'alice', roles: ['author'], claims: {} } }, '10.0.0.1')).toBe('u:alice');
 });
 
 it('a WebSocket upgrade with a bad token is refused with 401', async () => {
