@@ -28,20 +28,31 @@ export const accessPlugin = definePlugin(() => {
     name: 'access',
     settings: accessSettings,
     requires: ['api', 'streams', 'entries'],
-    register({ use, config, hooks }) {
+    register({ use, config, hooks, logger }) {
       const settings = config.access;
       const where = config.file ?? 'config';
       const api = use(API);
       const registry = use(STREAM_REGISTRY);
       hooks.on('definition.extend', ({ extend }) => extend('access', ACCESS_KEY_SCHEMA));
-      registry.addCheck((definition) => (definition.extra.access === undefined ? [] : parseRuleSet(definition.extra.access, '/access', fieldsOf(definition)).problems));
-      let fallback: RuleSet | undefined;
+      registry.addCheck((definition) =>
+        definition.extra.access === undefined ? [] : parseRuleSet(definition.extra.access, '/access', fieldsOf(definition), keyNameOf(definition)).problems,
+      );
       if (settings.default !== undefined) {
-        const parsed = parseRuleSet(settings.default, '/access/default', undefined);
-        const first = parsed.problems[0];
+        const first = parseRuleSet(settings.default, '/access/default', undefined).problems[0];
         if (first !== undefined) throw new ConfigError(first.message, where, first.path);
-        fallback = parsed.rules;
       }
+      /**
+       * `access.default` for a stream without rules, checked against that stream's fields: a
+       * condition on a field it lacks would hold for the wrong rows (`!=` on a missing field), so
+       * such a stream stays for administrators only, said once in the log.
+       */
+      const fallbackFor = (definition: StreamDefinition): RuleSet | undefined => {
+        if (settings.default === undefined) return undefined;
+        const parsed = parseRuleSet(settings.default, '/access/default', fieldsOf(definition), keyNameOf(definition));
+        if (parsed.problems.length === 0) return parsed.rules;
+        logger.warn({ stream: definition.id, problems: parsed.problems }, 'access.default does not fit this stream: it is for administrators only');
+        return undefined;
+      };
       // Rule sets are parsed once per definition object (a change builds a new one).
       const parsedRules = new WeakMap<StreamDefinition, RuleSet | undefined>();
       const interned = new Map<string, ReadonlySet<string>>();
@@ -51,7 +62,7 @@ export const accessPlugin = definePlugin(() => {
           if (parsedRules.has(definition)) return parsedRules.get(definition);
           const own = definition.extra.access;
           // A stream without rules is for administrators only, unless the config gives a default.
-          const rules = own === undefined ? fallback : parseRuleSet(own, '/access', fieldsOf(definition)).rules;
+          const rules = own === undefined ? fallbackFor(definition) : parseRuleSet(own, '/access', fieldsOf(definition), keyNameOf(definition)).rules;
           parsedRules.set(definition, rules);
           return rules;
         },

@@ -41,12 +41,18 @@ export function isReference(value: unknown): value is Reference {
 /** The fields a rule may name: undefined when any name is accepted (the config's `default`, checked per stream when applied). */
 export type FieldCheck = ((name: string) => boolean) | undefined;
 
+/** The key field's name, when known: it cannot be hidden or read-only (an entry is addressed by it). */
+export interface RuleContext {
+  fieldExists: FieldCheck;
+  keyName?: string;
+}
+
 /**
  * Parse a rule set (a definition's `access` key, or the config's `access.default`) into
  * rules ready to resolve per caller, collecting every problem with its JSON path: a typo
  * must fail the boot or the definition write (409), never silently deny or allow.
  */
-export function parseRuleSet(raw: unknown, base: string, fieldExists: FieldCheck): { rules: RuleSet; problems: DefinitionProblem[] } {
+export function parseRuleSet(raw: unknown, base: string, fieldExists: FieldCheck, keyName?: string): { rules: RuleSet; problems: DefinitionProblem[] } {
   const problems: DefinitionProblem[] = [];
   const rules = new Map<string, RoleRules>();
   const problem = (path: string, message: string): void => {
@@ -67,7 +73,7 @@ export function parseRuleSet(raw: unknown, base: string, fieldExists: FieldCheck
     const parsed: RoleRules = { rules: { list: false, view: false, create: false, update: false, delete: false }, hidden: new Set(), readonly: new Set(), dynamic: false };
     for (const [key, ruleValue] of Object.entries(entry)) {
       if (key === 'fields') {
-        const fields = parseFields(ruleValue, `${at}/fields`, fieldExists, problem);
+        const fields = parseFields(ruleValue, `${at}/fields`, fieldExists, problem, keyName);
         parsed.hidden = fields.hidden;
         parsed.readonly = fields.readonly;
         continue;
@@ -90,6 +96,7 @@ function parseFields(
   at: string,
   fieldExists: FieldCheck,
   problem: (path: string, message: string) => void,
+  keyName: string | undefined,
 ): { hidden: ReadonlySet<string>; readonly: ReadonlySet<string> } {
   const out = { hidden: new Set<string>(), readonly: new Set<string>() };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -107,6 +114,7 @@ function parseFields(
     }
     list.forEach((name, index) => {
       if (typeof name !== 'string' || (fieldExists !== undefined && !fieldExists(name))) problem(`${at}/${kind}/${index}`, `unknown field ${JSON.stringify(name)}`);
+      else if (name === keyName) problem(`${at}/${kind}/${index}`, `the key field "${name}" cannot be ${kind}: entries are addressed by it`);
       else out[kind].add(name);
     });
   }

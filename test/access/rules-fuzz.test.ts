@@ -29,6 +29,7 @@ const CASES: Array<[string, unknown, string, RegExp]> = [
   ['IN without a list', { public: { list: [['id', 'IN', 3]] } }, '/access/public/list/0/2', /takes a list/],
   ['an object as a value', { public: { list: [['title', '=', { $gt: '' }]] } }, '/access/public/list/0/2', /must be a string, number, boolean or null/],
   ['an unknown hidden field', { public: { list: true, fields: { hidden: ['secret'] } } }, '/access/public/fields/hidden/0', /unknown field "secret"/],
+  ['the key field hidden', { public: { list: true, fields: { hidden: ['id'] } } }, '/access/public/fields/hidden/0', /key field "id" cannot be hidden/],
   ['an unknown fields key', { public: { list: true, fields: { visible: ['title'] } } }, '/access/public/fields/visible', /unknown key "visible"/],
   ['a bad role name', { 'pub lic': { list: true } }, '/access/pub lic', /not a role name/],
   ['a role that is not an object', { public: true }, '/access/public', /must be an object/],
@@ -94,3 +95,22 @@ function accessConfigWithoutKeys(): Record<string, unknown> {
   const config = accessConfig();
   return { access: { ...(config.access as Record<string, unknown>), jwks_file: undefined, keys: [] } };
 }
+
+describe('access.default', () => {
+  it('gives streams without rules its rule set, and leaves a stream it does not fit to administrators', async () => {
+    const app = await startApp({
+      streams: { books: { fields: { id: 'integer', title: 'string' } }, logs: { fields: { id: 'integer', line: 'string' } } },
+      data: { books: [{ id: 1, title: 'abc' }, { id: 2, title: 'xyz' }], logs: [{ id: 1, line: 'x' }] },
+      config: { access: { default: { public: { list: [['title', 'LIKE', 'a%']], view: true } } } },
+    });
+    try {
+      const books = await app.request('GET', '/api/streams/books/entries');
+      expect(books.status).toBe(200);
+      expect(books.json.data.map((b: { id: number }) => b.id)).toEqual([1]);
+      expect((await app.request('GET', '/api/streams/books/entries/2')).status).toBe(200);
+      expect((await app.request('GET', '/api/streams/logs/entries')).status).toBe(401);
+    } finally {
+      await app.close();
+    }
+  });
+});
