@@ -11,6 +11,7 @@ import { USAGE, parseOptions } from './lib/options.js';
 import { REPO, getProductRoot, hasJsonServer, hasTaskset, productMissing, setProductRoot } from './lib/processes.js';
 import { goals, goalsTable, summaryTable, transportTable, writeResults } from './lib/report.js';
 import { benchRealtime, realtimeTable } from './lib/realtime.js';
+import { accessTable, benchAccess } from './lib/access.js';
 import { benchScaling } from './lib/scaling.js';
 import { baselineTable, benchBaseline } from './lib/baseline.js';
 import { WRK_MISSING, wrkVersion } from './lib/wrk.js';
@@ -85,7 +86,7 @@ async function main() {
     return 1;
   }
   // wrk drives every part but the realtime one (`--only realtime` runs without it).
-  const needsWrk = options.sizes.length > 0 || options.scaling.length > 0 || options.atScale.length > 0;
+  const needsWrk = options.sizes.length > 0 || options.scaling.length > 0 || options.atScale.length > 0 || options.access;
   const wrk = needsWrk ? wrkVersion() : 'not used';
   if (!wrk) {
     process.stderr.write(`bench: ${WRK_MISSING}\n`);
@@ -127,9 +128,9 @@ async function main() {
   const started = performance.now();
   const meta = metadata(options, workDir, wrk);
   log(`bench: mode ${options.mode}, scenarios ${options.scenarios.join(', ')}, datasets ${options.sizes.join(', ')}, work dir ${workDir}`);
-  const results = { meta, datasets: [], scaling: [], realtime: null, baseline: [] };
+  const results = { meta, datasets: [], scaling: [], realtime: null, baseline: [], access: null };
   try {
-    for (const count of options.sizes) {
+    for (const count of options.scenarios.length > 0 ? options.sizes : []) {
       const app = await generateFilebaseApp(path.join(workDir, `filebase-${count}`), count, { peer: options.peer });
       log(`[filebase-${count}] ${app.reused ? 'reused' : `generated in ${(app.generatedMs / 1000).toFixed(1)} s`}: ${app.dir}`);
       results.datasets.push(await benchDataset({ options, dataset: { label: `filebase-${count}`, source: 'filebase', count, app, generatedMs: app.generatedMs }, track, log }));
@@ -148,6 +149,7 @@ async function main() {
     if (options.atScale.length) results.baseline = await benchBaseline({ options, workDir, track, log });
     if (options.scaling.length) results.scaling = await benchScaling({ options, workDir, track, log });
     if (options.realtime) results.realtime = await benchRealtime({ options, workDir, track, log });
+    if (options.access) results.access = await benchAccess({ options, workDir, track, log });
   } catch (error) {
     if (interrupted) return 130;
     log(`bench: FAILED: ${error.stack ?? error.message}`);
@@ -160,7 +162,7 @@ async function main() {
   const smoke = options.mode === 'smoke';
   const dir = smoke ? await mkdtemp(path.join(os.tmpdir(), 'streams-bench-smoke-')) : path.join(REPO, 'benchmarks', 'results');
   const files = await writeResults(results, { dir, readme: smoke ? null : path.join(REPO, 'benchmarks', 'README.md') });
-  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${baselineTable(results)}\n\n${goalsTable(results)}\n\n${realtimeTable(results)}\n`);
+  log(`\n${summaryTable(results)}\n\n${transportTable(results)}\n\n${baselineTable(results)}\n\n${goalsTable(results)}\n\n${realtimeTable(results)}\n\n${accessTable(results.access)}\n`);
   log(`bench: done in ${Math.round(meta.durationS)} s; results in ${files.md} and ${files.json}`);
   const failedGoals = goals(results).filter((g) => g.met === false).length;
   if (failedGoals) log(`bench: ${failedGoals} goal(s) not met (measured, not a failure of the harness)`);

@@ -16,7 +16,11 @@ export const CORE_PLUGINS: Record<string, string> = {
   'control-panel': '../plugins/control-panel/index.js',
   mongodb: '../plugins/mongodb/index.js',
   metrics: '../plugins/metrics/index.js',
+  access: '../plugins/access/index.js',
 };
 
-/** Loaded on every boot, whatever the config lists. Optional core plugins (mongodb, metrics) load when listed. */
+/**
+ * Loaded on every boot, whatever the config lists. Optional core plugins (mongodb, metrics) load when listed;
+ * `access` also loads when the config has an `access` section (issue #28: off unless configured).
+ */
 export const DEFAULT_PLUGINS = ['streams', 'fields', 'sources', 'entries', 'http', 'api', 'stream-routes', 'openapi', 'realtime', 'control-panel'];

@@ -27,6 +27,8 @@ interface WantedPlugin {
 function wantedPlugins(config: KernelConfig): WantedPlugin[] {
   const wanted = new Map<string, WantedPlugin>();
   for (const name of DEFAULT_PLUGINS) wanted.set(name, { spec: name, options: {}, enabled: true, index: -1, timeouts: {} });
+  // A section turns its optional core plugin on (the section alone says what is wanted).
+  if ((config as unknown as Record<string, unknown>).access !== undefined) wanted.set('access', { spec: 'access', options: {}, enabled: true, index: -1, timeouts: {} });
   config.plugins.forEach((entry, index) => {
     const item = typeof entry === 'string' ? { name: entry } : entry;
     const previous = wanted.get(item.name);

@@ -10,7 +10,7 @@ export const USAGE = `Usage: npm run bench [-- options]
                      scaling 1k/10k/100k/1M with filter latency everywhere (30+ minutes)
   --smoke            a harness self-check in under a minute: 1k entries, 1 run x 1 s;
                      results go to a temporary folder, never to benchmarks/results
-  --only a,b         run only these scenarios: get-one,list,filtered,query,patch,create,realtime
+  --only a,b         run only these scenarios: get-one,list,filtered,query,patch,create,realtime,access
                      (without any of the first six: no datasets, scaling or at-scale runs
                      unless --scaling or --at-scale is given; --only realtime runs it alone)
   --subscribers 1,100,...  WebSocket subscriber counts of the realtime latency levels
@@ -35,6 +35,8 @@ MongoDB scenarios run too when MONGODB_URL is set (database streams_bench_<pid>,
 export const SCENARIO_IDS = ['get-one', 'list', 'filtered', 'query', 'patch', 'create'];
 /** Selectable with --only beside the scenarios: the realtime bench (lib/realtime.js). */
 export const REALTIME_ID = 'realtime';
+/** Selectable with --only: GET one with and without a JWT (lib/access.js, issue #28). */
+export const ACCESS_ID = 'access';
 
 const MODES = {
   quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1, atScale: [100_000] },
@@ -86,7 +88,7 @@ export function parseOptions(argv) {
   if (chosen.length > 1) throw new Error(`choose one of --quick, --full, --smoke (got ${chosen.join(' and ')})`);
   const mode = chosen[0] ?? 'full';
   const base = MODES[mode];
-  const known = [...SCENARIO_IDS, REALTIME_ID];
+  const known = [...SCENARIO_IDS, REALTIME_ID, ACCESS_ID];
   const only = values.only ? values.only.split(',').map((s) => s.trim()) : known;
   const unknown = only.filter((id) => !known.includes(id));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
@@ -98,6 +100,7 @@ export function parseOptions(argv) {
     mode,
     scenarios,
     realtime: only.includes(REALTIME_ID),
+    access: only.includes(ACCESS_ID),
     subscribers: values.subscribers ? numberList(values.subscribers, 'subscribers') : null,
     largeSubscribers: values['large-subscribers'] ? Math.round(positive(values['large-subscribers'], 'large-subscribers')) : null,
     sizes: values.sizes ? numberList(values.sizes, 'sizes') : wrkParts ? base.sizes : [],

@@ -65,7 +65,8 @@ export function runWrk({ url, request, seconds, connections, pin, timeoutS = 10 
   ];
   const argv = pinned(LOAD_CPU, args, pin);
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = request.authorization ? { ...process.env, WRK_AUTHORIZATION: request.authorization } : { ...process.env, WRK_AUTHORIZATION: '' };
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     let err = '';
     child.stdout.on('data', (c) => (out += c));

@@ -10,6 +10,9 @@
 -- (0-based): {d} = ((i * 7919) % distinct) / 100 with two decimals, {c} = choices[i % #choices]
 -- (comma-separated), {p} = 1 + floor(i / #choices) % pages. benchmarks/lib/uncached.js computes
 -- the same sequence for its correctness guard.
+-- An Authorization header for every request comes from the environment (WRK_AUTHORIZATION):
+-- the access bench (issue #28) sends a JWT; everything else sends none.
+local authorization = os.getenv("WRK_AUTHORIZATION")
 local reqs = {}
 local i = 0
 local n = 0
@@ -33,6 +36,7 @@ function init(args)
     local v = tostring(start + k * step)
     local p = (path:gsub("{n}", v))
     local headers = { }
+    if authorization and authorization ~= "" then headers["Authorization"] = authorization end
     local b = nil
     if body then
       b = (body:gsub("{n}", v))

@@ -101,8 +101,11 @@ export {
 // HTTP: custom routes on the server.
 export { HTTP_SERVER, type HttpReply, type HttpRequest, type HttpServer, type RouteHandler } from '../http/index.js';
 
-// API: middleware by name and a replaceable gate.
+// API: middleware by name and a replaceable gate; the caller's access decisions (issue #28, docs/access.md).
 export {
+  accessOf,
+  type AccessUser,
+  type RequestAccess,
   API,
   API_MIDDLEWARE,
   ApiGate,

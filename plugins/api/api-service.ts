@@ -46,6 +46,23 @@ export class DefaultApiService implements ApiService {
     return this.extra;
   }
 
+  private identity: string | undefined;
+
+  useIdentity(spec: string): void {
+    if (this.identity !== undefined && this.identity !== spec) throw new Error(`the identity middleware is "${this.identity}" already`);
+    this.identity = spec;
+  }
+
+  groupSpecs(): string[] {
+    const api = this.config.api;
+    const group = [...api.middleware, api.gate_middleware];
+    if (this.identity !== undefined) {
+      const bearer = group.findIndex((spec) => spec.split(':')[0] === 'auth.bearer');
+      group.splice(bearer >= 0 && bearer < group.length - 1 ? bearer : group.length - 1, 0, this.identity);
+    }
+    return group;
+  }
+
   addResourceMiddleware(resource: ResourceName, ...specs: string[]): void {
     this.resourceSpecs.set(resource, [...(this.resourceSpecs.get(resource) ?? []), ...specs]);
   }
@@ -92,7 +109,9 @@ export class DefaultApiService implements ApiService {
     const where = this.config.file ?? 'config';
     const seen = new Map<string, string>();
     const make = (spec: string, gate = false): Tagged => ({ spec, fn: this.middleware.create(spec), gate });
-    const group = [...api.middleware.map((spec) => make(spec)), make(api.gate_middleware, true)];
+    const specs = this.groupSpecs();
+    // The gate is the last of the group (always there; `withoutEndpointMiddleware` cannot drop it).
+    const group = specs.map((spec, index) => make(spec, index === specs.length - 1));
     return declared.map((item) => {
       const prefix = prefixPath(item.prefix ?? api.prefix);
       const other = seen.get(prefix);

@@ -99,6 +99,14 @@ export interface ApiService {
   addResourceMiddleware(resource: ResourceName, ...specs: string[]): void;
   /** Middleware for one endpoint (the endpoint builder's `routeMiddleware()`). */
   addEndpointMiddleware(endpoint: EndpointName, ...specs: string[]): void;
+  /**
+   * The middleware that tells who calls (the access plugin's, issue #28), on every interface:
+   * right before the first `auth.bearer` of the `api.middleware` group, else right before the
+   * gate, so cors and throttle run first and the gate already knows the caller.
+   */
+  useIdentity(spec: string): void;
+  /** What every API route runs first, as specs: the `api.middleware` group with the identity middleware in its place, then the gate (stream routes run it too). */
+  groupSpecs(): string[];
   /** Drop middleware (by spec) inherited from the interface/resource for one endpoint (`withoutRouteMiddleware()`). */
   withoutEndpointMiddleware(endpoint: EndpointName, ...specs: string[]): void;
   /** An error reply in the API envelope (for middleware that deny). */

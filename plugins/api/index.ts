@@ -12,3 +12,5 @@ export { conditionalReply, envelope } from './envelope.js';
 export { parseListQuery } from './list-params.js';
 export { apiPlugin as default } from './plugin.js';
 export { apiSettings, type ApiSettings, type InterfaceConfig } from './settings.js';
+export { ACCESS_LOCAL, accessOf, definitionForCaller, readScopeOf, type AccessUser, type RequestAccess, type StreamAction, type WriteAction, type WriteScope } from './access.js';
+export { apiTokens } from './middleware/auth-bearer.js';

@@ -65,17 +65,50 @@ export type CriteriaReadMethod = (criteria: CriteriaBuilder, args: unknown[], co
 export interface WriteCondition {
   ifMatch?: string;
   ifNoneMatch?: string;
+  /**
+   * An access check (issue #28) run under the entry's write lock: with the stored version
+   * (undefined when there is none) and the version about to be stored (undefined for a
+   * delete), after validation and the veto hooks. It throws to refuse; nothing is written.
+   */
+  guard?: WriteGuard;
+  /** Fields a replace (PUT) keeps from the stored version: a caller who cannot see or write them cannot clear them either. */
+  keep?: readonly string[];
 }
+
+export type WriteGuard = (before: EntryAttributes | undefined, after: EntryAttributes | undefined) => void;
+
+/** The two read actions of access rules: many entries (list, query, changes) or one (show, eager loading). */
+export type ReadAction = 'list' | 'view';
+
+/**
+ * What one caller may read of one stream (issue #28), resolved for that caller: the rows
+ * and the fields. Plain data, so every layer (entries, API, realtime) applies the same.
+ */
+export interface ReadScope {
+  /**
+   * Names the rule set that applied, resolved (`@user.id` filled in): two callers with equal
+   * keys get equal answers, so caches key on it. '' for "everything" (no rule narrows).
+   */
+  readonly key: string;
+  /** The rows: clauses in the list endpoint's language (OR groups of ANDs, values still raw), or undefined for every row. */
+  readonly where: readonly WhereClause[] | undefined;
+  /** Fields never shown, never filtered or sorted on. */
+  readonly hidden: ReadonlySet<string>;
+}
+
+/** Who reads (issue #28): the scope of each stream, or null when the caller may not read it at all. Absent: everything. */
+export type Viewer = (definition: StreamDefinition, action: ReadAction) => ReadScope | null;
 
 export interface EntriesService {
   find(stream: string, key: unknown): Promise<EntryAttributes | undefined>;
   /** `find` answered at once where the stream's source holds its entries in memory, else `NOT_AT_HAND` (see Source.peek). */
   peek(stream: string, key: unknown): EntryAttributes | undefined | typeof NOT_AT_HAND;
   /** Copies of `entries` with the named relations (`with`) attached; 400 for an unknown relation. */
-  withRelations(stream: string, entries: EntryAttributes[], relations: string[]): Promise<EntryAttributes[]>;
-  list(stream: string, query: ListQuery): Promise<ListResult>;
+  withRelations(stream: string, entries: EntryAttributes[], relations: string[], viewer?: Viewer): Promise<EntryAttributes[]>;
+  /** With a viewer: only the rows its `list` scope shows (total too); a hidden field in a filter or sort is a 400. */
+  list(stream: string, query: ListQuery, viewer?: Viewer): Promise<ListResult>;
   /** Run read-only criteria steps (query endpoint); unknown or write methods: 400. */
-  query(stream: string, steps: QueryStep[], page: number, perPage: number): Promise<ListResult>;
+  query(stream: string, steps: QueryStep[], page: number, perPage: number, viewer?: Viewer): Promise<ListResult>;
   create(stream: string, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes>;
   replace(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }>;
   patch(stream: string, key: unknown, input: EntryAttributes, condition?: WriteCondition): Promise<{ entry: EntryAttributes; created: boolean }>;
@@ -90,7 +123,7 @@ export interface EntriesService {
    * The API form of an entry as a JSON string, cached per stored entry until it changes
    * (the GET hot path writes it without re-serializing).
    */
-  toJson(stream: StreamDefinition, entry: EntryAttributes): string;
+  toJson(stream: StreamDefinition, entry: EntryAttributes, hidden?: ReadonlySet<string>): string;
   /** The entry's key value. */
   keyOf(stream: StreamDefinition, entry: EntryAttributes): unknown;
   /** Every source used so far is open and healthy (for /readyz). */
@@ -100,7 +133,9 @@ export interface EntriesService {
    * checked and cast exactly as `list` does (400 on a bad field or value): the realtime feed
    * filters changes with it.
    */
-  matcher(stream: string, where: WhereClause[]): (entry: EntryAttributes) => boolean;
+  matcher(stream: string, where: readonly WhereClause[]): (entry: EntryAttributes) => boolean;
+  /** Whether an entry satisfies an access rule's clauses (`ReadScope.where`; undefined: every entry). Compiled once per clause list. */
+  satisfies(definition: StreamDefinition, where: readonly WhereClause[] | undefined, entry: EntryAttributes): boolean;
   /**
    * What /readyz shows without taking the node out (issue #14): `degraded` files (an edit
    * on disk that cannot be used: the last good version is served), `unserved` streams (their

@@ -1,4 +1,4 @@
-import { BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger } from '../../kernel/index.js';
+import { AppError, BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger } from '../../kernel/index.js';
 import type { EntryHookPayload } from './hooks.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
@@ -17,7 +17,8 @@ import {
   type WhereClause,
 } from '../sources/index.js';
 import { castKey, fieldOf, keyNameOf, keyStrategy, newUuidKey, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
-import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, WriteCondition } from './contracts.js';
+import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, ReadScope, Viewer, WriteCondition } from './contracts.js';
+import { andWhere } from './scope-where.js';
 import { checkCondition, entryVersion } from './preconditions.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
@@ -51,6 +52,10 @@ export class EntriesServiceImpl implements EntriesService {
    * about 150 MB more, for as long as the entries lived.
    */
   private readonly json: ByteBudgetMap<object, { definition: StreamDefinition; text: string }>;
+  /** The same for callers with hidden fields (issue #28), per entry and hidden set (one set per entry kept: the last asked). */
+  private readonly narrowJson: ByteBudgetMap<object, { definition: StreamDefinition; hidden: ReadonlySet<string>; text: string }>;
+  /** Compiled access filters per clause list (rule sets are resolved once per caller and kept). */
+  private readonly predicates = new WeakMap<readonly WhereClause[], { definition: StreamDefinition; test: (entry: EntryAttributes) => boolean }>();
   /** Last increment key handed out per source (sources are replaced when redefined). */
   private readonly counters = new WeakMap<Source, number>();
   private readonly keyGeneration = new KeyedLock();
@@ -63,6 +68,7 @@ export class EntriesServiceImpl implements EntriesService {
 
   constructor(private readonly deps: EntriesDependencies) {
     this.json = new ByteBudgetMap(deps.jsonCacheBytes ?? 64 * 1024 * 1024, { name: 'entry_json' });
+    this.narrowJson = new ByteBudgetMap(Math.floor((deps.jsonCacheBytes ?? 64 * 1024 * 1024) / 4), { name: 'entry_json_narrowed' });
     this.lookup = {
       exists: (stream, field, value, exceptKey) => this.exists(stream, field, value, exceptKey),
       // `default: increment` on a non-key integer field: the next number after the largest stored.
@@ -93,7 +99,8 @@ export class EntriesServiceImpl implements EntriesService {
     return cast === undefined ? undefined : source.peek(cast);
   }
 
-  toJson(stream: StreamDefinition, entry: EntryAttributes): string {
+  toJson(stream: StreamDefinition, entry: EntryAttributes, hidden?: ReadonlySet<string>): string {
+    if (hidden !== undefined && hidden.size > 0) return this.narrowToJson(stream, entry, hidden);
     const cached = this.json.get(entry);
     if (cached && cached.definition === stream) return cached.text;
     const text = JSON.stringify(this.deps.fields().serialize(stream, entry));
@@ -102,28 +109,66 @@ export class EntriesServiceImpl implements EntriesService {
     return text;
   }
 
-  matcher(stream: string, where: WhereClause[]): (entry: EntryAttributes) => boolean {
+  matcher(stream: string, where: readonly WhereClause[]): (entry: EntryAttributes) => boolean {
     const definition = this.deps.streams.require(stream);
     return compileWhere(where.map((c) => this.castClause(definition, c)));
   }
 
-  async list(stream: string, query: ListQuery): Promise<ListResult> {
+  /** The API form without the hidden fields: the same bytes for every caller with the same hidden set. */
+  private narrowToJson(stream: StreamDefinition, entry: EntryAttributes, hidden: ReadonlySet<string>): string {
+    const cached = this.narrowJson.get(entry);
+    if (cached && cached.definition === stream && cached.hidden === hidden) return cached.text;
+    const shown = this.deps.fields().serialize(stream, entry);
+    for (const name of hidden) delete shown[name];
+    const text = JSON.stringify(shown);
+    this.narrowJson.set(entry, { definition: stream, hidden, text }, 2 * text.length + 96);
+    return text;
+  }
+
+  /** Whether an entry satisfies an access rule's clauses (compiled once per clause list). */
+  satisfies(definition: StreamDefinition, where: readonly WhereClause[] | undefined, entry: EntryAttributes): boolean {
+    if (where === undefined) return true;
+    let compiled = this.predicates.get(where);
+    if (compiled === undefined || compiled.definition !== definition) {
+      compiled = { definition, test: compileWhere(where.map((c) => this.castScopeClause(definition, c))) };
+      this.predicates.set(where, compiled);
+    }
+    return compiled.test(entry);
+  }
+
+  /** The scope a viewer gives for a read, 403 when it gives none (the API answers that earlier, with 401 for the anonymous). */
+  private scopeOf(definition: StreamDefinition, viewer: Viewer | undefined, action: 'list' | 'view'): ReadScope | undefined {
+    if (viewer === undefined) return undefined;
+    const scope = viewer(definition, action);
+    if (scope === null) throw new AppError(403, 'Forbidden.');
+    return scope;
+  }
+
+  /** A caller's filter under the scope's rows; hidden fields may not steer it (400), as protected ones may not. */
+  private scoped(definition: StreamDefinition, where: WhereClause[], orderBy: OrderClause[], scope: ReadScope | undefined): WhereClause[] {
+    if (scope === undefined) return where;
+    for (const clause of [...where, ...orderBy]) assertVisible(scope, clause.field);
+    return andWhere(where, scope.where?.map((c) => this.castScopeClause(definition, c)));
+  }
+  async list(stream: string, query: ListQuery, viewer?: Viewer): Promise<ListResult> {
     const definition = this.deps.streams.require(stream);
-    const where = query.where.map((c) => this.castClause(definition, c));
+    const scope = this.scopeOf(definition, viewer, 'list');
     const orderBy = query.orderBy.map((o) => this.checkOrder(definition, o.field, o.direction));
+    const where = this.scoped(definition, query.where.map((c) => this.castClause(definition, c)), orderBy, scope);
     const perPage = Math.max(1, Math.trunc(query.perPage));
     const page = Math.max(1, Math.trunc(query.page));
     const result = await this.source(definition).paginate({ where, orderBy, skip: (page - 1) * perPage, limit: perPage });
-    const entries = query.with && query.with.length > 0 ? await this.eagerLoad(definition, result.entries, query.with) : result.entries;
+    const entries = query.with && query.with.length > 0 ? await this.eagerLoad(definition, result.entries, query.with, viewer, scope) : result.entries;
     return { entries, total: result.total };
   }
 
-  async query(stream: string, steps: QueryStep[], page: number, perPage: number): Promise<ListResult> {
+  async query(stream: string, steps: QueryStep[], page: number, perPage: number, viewer?: Viewer): Promise<ListResult> {
     const definition = this.deps.streams.require(stream);
     if (!Array.isArray(steps)) throw new BadRequestError('parameters must be an array of steps.');
+    const scope = this.scopeOf(definition, viewer, 'list');
     const criteria = this.readMethods.apply(steps, { stream: definition });
-    const where = criteria.wheres.map((c) => this.castRaw(definition, c));
     const orderBy = criteria.orders.map((o) => this.checkOrder(definition, o.field, o.direction));
+    const where = this.scoped(definition, criteria.wheres.map((c) => this.castRaw(definition, c)), orderBy, scope);
     const size = Math.max(1, Math.trunc(perPage));
     const start = (Math.max(1, Math.trunc(page)) - 1) * size;
     // skip/limit define a window of the matches; pages are cut inside that window.
@@ -136,7 +181,7 @@ export class EntriesServiceImpl implements EntriesService {
       if (typeof r !== 'string') throw new BadRequestError('with takes relation names.');
       return r;
     });
-    const entries = relations.length > 0 ? await this.eagerLoad(definition, result.entries, relations) : result.entries;
+    const entries = relations.length > 0 ? await this.eagerLoad(definition, result.entries, relations, viewer, scope) : result.entries;
     return { entries, total };
   }
 
@@ -180,7 +225,7 @@ export class EntriesServiceImpl implements EntriesService {
             throw new ValidationError([{ message: `The ${keyName} has already been taken.`, meta: { field: keyName, rule: 'unique' } }]);
           }
         }
-        return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined, false);
+        return this.write(definition, source, 'create', key, { ...input, [keyName]: key }, undefined, false, condition);
       }),
     );
   }
@@ -214,7 +259,7 @@ export class EntriesServiceImpl implements EntriesService {
         checkCondition(condition, existing);
         // The URL segment is the key (decisions: set on the payload as the entry key).
         const payload = { ...input, [keyName]: key };
-        const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing, condition?.ifMatch !== undefined);
+        const entry = await this.write(definition, source, existing ? mode : 'create', key, payload, existing, condition?.ifMatch !== undefined, condition);
         return { entry, created: !existing };
       }),
     );
@@ -231,6 +276,7 @@ export class EntriesServiceImpl implements EntriesService {
         const existing = await source.get(key);
         if (existing) checkCondition(condition, existing);
         if (!existing) return false;
+        condition?.guard?.(existing, undefined);
         const payload: EntryHookPayload = { stream, key, entry: { ...existing }, original: existing };
         await runVetoHook(this.deps.hooks, 'entry.deleting', payload);
         // Applied only to the version read above where the store is shared (WriteIntent).
@@ -284,17 +330,21 @@ export class EntriesServiceImpl implements EntriesService {
     return this.uniqueWrites.run(definition.id, () => this.writeEntry(...args));
   }
 
-  private async writeEntry(...[definition, source, mode, key, input, existing, precondition]: WriteArgs): Promise<EntryAttributes> {
+  private async writeEntry(...[definition, source, mode, key, input, existing, precondition, condition]: WriteArgs): Promise<EntryAttributes> {
     const keyName = keyNameOf(definition);
     const prepared = await this.deps.fields().prepare(definition, input, { mode, existing, key, lookup: this.lookup });
     const entry: EntryAttributes = mode === 'patch' && existing ? { ...existing, ...prepared } : { ...prepared };
     entry[keyName] = key;
+    // What the caller may not see or write survives a replace (issue #28).
+    if (mode === 'replace' && existing && condition?.keep) for (const name of condition.keep) if (Object.hasOwn(existing, name)) entry[name] = existing[name];
     const payload: EntryHookPayload = { stream: definition.id, key, entry, original: existing };
     const hooks = this.deps.hooks;
     await runVetoHook(hooks, 'entry.saving', payload);
     await runVetoHook(hooks, existing ? 'entry.updating' : 'entry.creating', payload);
     // A listener may have changed the attributes, never the key.
     const stored: Entry = { ...payload.entry, [keyName]: key };
+    // Access rules see the entry as it would be stored: defaults and hook changes included.
+    condition?.guard?.(existing, stored);
     // The intent lets a shared store apply the write to the version it was decided on (WriteIntent).
     const saved = await source.put(key, stored, { mode, previous: existing, precondition });
     if (typeof key === 'number' && Number.isInteger(key)) {
@@ -400,12 +450,13 @@ export class EntriesServiceImpl implements EntriesService {
     return (await source.count(where)) > 0;
   }
 
-  async withRelations(stream: string, entries: EntryAttributes[], relations: string[]): Promise<EntryAttributes[]> {
-    return this.eagerLoad(this.deps.streams.require(stream), entries, relations);
+  async withRelations(stream: string, entries: EntryAttributes[], relations: string[], viewer?: Viewer): Promise<EntryAttributes[]> {
+    const definition = this.deps.streams.require(stream);
+    return this.eagerLoad(definition, entries, relations, viewer, this.scopeOf(definition, viewer, 'view'));
   }
 
   /** Attach related entries, one batched lookup per relation (never one per entry). */
-  private async eagerLoad(definition: StreamDefinition, entries: Entry[], names: string[]): Promise<Entry[]> {
+  private async eagerLoad(definition: StreamDefinition, entries: Entry[], names: string[], viewer?: Viewer, scope?: ReadScope): Promise<Entry[]> {
     const fields = this.deps.fields();
     const available = fields.relations(definition);
     const wanted: RelationInfo[] = [];
@@ -413,6 +464,8 @@ export class EntriesServiceImpl implements EntriesService {
     for (const name of new Set(names)) {
       const relation = available.find((r) => r.relation === name || r.handle === name);
       if (!relation) throw new BadRequestError(`Unknown relation "${String(name).slice(0, 40)}" for stream [${definition.id}].`, { rule: 'with' });
+      // A hidden relationship field is not the caller's to follow (its value would show).
+      if (scope !== undefined) assertVisible(scope, relation.handle);
       wanted.push(relation);
     }
     if (entries.length === 0) return entries;
@@ -420,6 +473,8 @@ export class EntriesServiceImpl implements EntriesService {
     for (const relation of wanted) {
       const related = this.deps.streams.get(relation.stream);
       if (!related) continue;
+      // Only related entries the caller may view are embedded (issue #28); none when it may view none.
+      const relatedScope = viewer === undefined ? undefined : viewer(related, 'view');
       const keys = new Set<EntryKey>();
       for (const entry of entries) {
         const value = entry[relation.handle];
@@ -434,7 +489,12 @@ export class EntriesServiceImpl implements EntriesService {
             ? await source.getMany([...keys])
             : await source.query({ where: [{ boolean: 'and', field: relation.keyName, operator: 'IN', value: [...keys] }], orderBy: [] });
       const byKey = new Map<string, Record<string, unknown>>();
-      for (const item of found) byKey.set(keyId(item[relation.keyName]), fields.serialize(related, item));
+      for (const item of found) {
+        if (relatedScope === null || (relatedScope !== undefined && !this.satisfies(related, relatedScope.where, item))) continue;
+        const shown = fields.serialize(related, item);
+        if (relatedScope !== undefined) for (const hidden of relatedScope.hidden) delete shown[hidden];
+        byKey.set(keyId(item[relation.keyName]), shown);
+      }
       for (const entry of out) {
         const value = entry[relation.handle];
         entry[relation.relation] = Array.isArray(value)
@@ -449,6 +509,15 @@ export class EntriesServiceImpl implements EntriesService {
 
   private castClause(definition: StreamDefinition, clause: WhereClause): WhereClause {
     return this.castRaw(definition, clause);
+  }
+
+  /** An access rule's clause, cast like a caller's (a rule may read a protected field: it never leaves the server). */
+  private castScopeClause(definition: StreamDefinition, clause: WhereClause): WhereClause {
+    const fields = this.deps.fields();
+    const operator = normalizeOperator(clause.operator);
+    return normalizeWhere(assertFieldName(clause.field), operator, clause.value, clause.boolean === 'or' ? 'or' : 'and', (v) =>
+      v === null ? null : fields.castFilterValue(definition, clause.field, v, operator),
+    );
   }
 
   private castRaw(definition: StreamDefinition, clause: RawWhere | WhereClause): WhereClause {
@@ -508,7 +577,7 @@ function rejectOperatorObjects(value: unknown): void {
   else check(value);
 }
 
-type WriteArgs = [definition: StreamDefinition, source: Source, mode: WriteMode, key: EntryKey, input: EntryAttributes, existing: Entry | undefined, precondition: boolean];
+type WriteArgs = [definition: StreamDefinition, source: Source, mode: WriteMode, key: EntryKey, input: EntryAttributes, existing: Entry | undefined, precondition: boolean, condition?: WriteCondition];
 
 const uniqueStreams = new WeakMap<StreamDefinition, boolean>();
 
@@ -554,4 +623,10 @@ function readableField(definition: StreamDefinition, field: string): string {
     throw new BadRequestError(`The ${head} field is protected: it cannot be used to filter or sort.`, { field: head, rule: 'protected' });
   }
   return field;
+}
+
+/** A hidden field (issue #28) may not steer a filter, a sort or eager loading: its values would show through the answers. */
+function assertVisible(scope: ReadScope, field: string): void {
+  const head = field.split('.', 1)[0]!;
+  if (scope.hidden.has(head)) throw new BadRequestError(`The ${head} field is hidden: it cannot be used to filter, sort or load relations.`, { field: head, rule: 'hidden' });
 }

@@ -1,5 +1,5 @@
 import type { KernelConfig } from '../../kernel/index.js';
-import type { ExtraEndpoint } from '../api/index.js';
+import type { ExtraEndpoint, StreamAction } from '../api/index.js';
 import type { FieldsService } from '../fields/index.js';
 import type { StreamDefinition, StreamRegistry } from '../streams/index.js';
 import { streamSchemas } from './field-schemas.js';
@@ -10,7 +10,7 @@ type Operation = Record<string, unknown>;
 /** The error statuses every API operation may answer (each with the error envelope). */
 const ERROR_STATUSES = ['400', '404', '405', '409', '412', '413', '414', '429', '500', '503'];
 const ERROR_TEXT: Record<string, string> = {
-  '400': 'Malformed body or parameter', '401': 'Missing or wrong bearer token', '404': 'Unknown stream, entry or path (or denied by the gate)',
+  '400': 'Malformed body or parameter', '401': 'Missing or wrong bearer token', '403': 'An action no access rule of the caller allows, or a field it may not write', '404': 'Unknown stream, entry or path (or denied by the gate)',
   '405': 'Method not served on this path', '409': 'Validation failure, one error per failed rule', '412': 'If-Match does not match the stored version',
   '413': 'Body over http.max_body', '415': 'A body that is neither JSON nor form-encoded', '414': 'Request line too long', '429': 'Throttled', '500': 'Unexpected failure (details only in the log, under X-Request-Id)',
   '503': 'Not ready, or the storage is unavailable', Other: 'Any other error answer (from middleware or hooks of addons)',
@@ -35,6 +35,26 @@ export interface DocumentInput {
   version: string;
   /** Endpoints other plugins added (ApiService.addEndpoint); those with `openapi` are listed. */
   extras?: readonly ExtraEndpoint[];
+  /**
+   * The caller's access (issue #28): the document then shows the security schemes and only
+   * what this caller may do, without the fields hidden from it. Absent: everything.
+   */
+  access?: CallerView;
+}
+
+/** What the document needs of a caller's access. */
+export interface CallerView {
+  admin: boolean;
+  can(definition: StreamDefinition, action: StreamAction): boolean;
+  hidden(definition: StreamDefinition): ReadonlySet<string>;
+}
+
+/** A stream schema without the hidden fields. */
+function withoutFields(schema: Schema, hidden: ReadonlySet<string>): Schema {
+  if (hidden.size === 0) return schema;
+  const properties = Object.fromEntries(Object.entries((schema.properties as Record<string, Schema>) ?? {}).filter(([name]) => !hidden.has(name)));
+  const required = Array.isArray(schema.required) ? (schema.required as string[]).filter((name) => !hidden.has(name)) : undefined;
+  return { ...schema, properties, ...(required === undefined ? {} : { required }) };
 }
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -46,8 +66,11 @@ export function buildDocument(input: DocumentInput): Schema {
   const { config, registry, fields, view } = input;
   const names = new Set(view.middleware.map((spec) => spec.split(':')[0]));
   const readonly = names.has('readonly');
-  const bearer = names.has('auth.bearer');
-  const errors = bearer ? ['401', ...ERROR_STATUSES] : ERROR_STATUSES;
+  const access = input.access;
+  const bearer = names.has('auth.bearer') || access !== undefined;
+  const errors = access !== undefined ? ['401', '403', ...ERROR_STATUSES] : bearer ? ['401', ...ERROR_STATUSES] : ERROR_STATUSES;
+  const may = (definition: StreamDefinition, action: StreamAction): boolean => access === undefined || access.can(definition, action);
+  const admin = access === undefined || access.admin;
   const schemas: Record<string, Schema> = {
     Links: { type: 'object', additionalProperties: { type: ['string', 'null'] } },
     ErrorElement: {
@@ -103,11 +126,11 @@ export function buildDocument(input: DocumentInput): Schema {
   if (view.resources.includes('streams')) {
     const list = p('/streams');
     list.get = op('List stream definitions', ok('Definitions', envelope({ type: 'array', items: ref('Definition') }, listMeta), true), { tags: ['streams'], parameters: listParameters(false) });
-    if (!readonly) list.post = op('Create a stream definition', created(envelope(ref('Definition'))), { tags: ['streams'], requestBody: { required: true, content: json(ref('Definition')) } });
+    if (!readonly && admin) list.post = op('Create a stream definition', created(envelope(ref('Definition'))), { tags: ['streams'], requestBody: { required: true, content: json(ref('Definition')) } });
     const one = p('/streams/{stream}');
     const streamParam = { name: 'stream', in: 'path', required: true, schema: { type: 'string' } };
     one.get = op('Show a stream definition', ok('The definition', envelope(ref('Definition')), true), { tags: ['streams'], parameters: [streamParam] });
-    if (!readonly) {
+    if (!readonly && admin) {
       one.put = op('Replace (or create) a stream definition', { ...ok('Replaced', envelope(ref('Definition'))), ...created(envelope(ref('Definition'))) }, { tags: ['streams'], parameters: [streamParam], requestBody: { required: true, content: json(ref('Definition')) } });
       one.patch = op('Merge top-level keys of a stream definition', { ...ok('Merged', envelope(ref('Definition'))), ...created(envelope(ref('Definition'))) }, { tags: ['streams'], parameters: [streamParam], requestBody: { required: true, content: json({ type: 'object' }) } });
       one.delete = op('Delete a stream definition (entries stay on disk)', { '204': { description: 'Deleted' } }, { tags: ['streams'], parameters: [streamParam] });
@@ -120,10 +143,12 @@ export function buildDocument(input: DocumentInput): Schema {
       const related = registry.get(id);
       return related ? streamSchemas(related, fields, () => ({})).key : {};
     };
-    for (const definition of definitions) addStream(definition);
+    const shown = definitions.filter((d) => (['list', 'view', 'create', 'update', 'delete'] as const).some((action) => may(d, action)));
+    for (const definition of shown) addStream(definition);
     for (const extra of input.extras ?? []) {
       if (extra.openapi === undefined || extra.resource === 'streams' || !extra.pattern.includes(':stream')) continue;
-      for (const definition of definitions) {
+      // The stream's extra endpoints (its changes) are reads of many entries: shown where the caller may list.
+      for (const definition of shown.filter((d) => may(d, 'list'))) {
         const path = extra.pattern.replace(':stream', encodeURIComponent(definition.id)).replace(/:([A-Za-z_]+)/g, '{$1}');
         const { responses, ...rest } = extra.openapi as { responses?: Record<string, Schema> };
         p(path)[extra.method.toLowerCase()] = op(String(extra.openapi.summary ?? extra.name), responses ?? {}, { tags: [definition.id], ...rest });
@@ -133,25 +158,27 @@ export function buildDocument(input: DocumentInput): Schema {
     function addStream(definition: StreamDefinition): void {
       const name = componentName(definition.id);
       const s = streamSchemas(definition, fields, keyType);
-      schemas[`${name}.Entry`] = s.read;
-      schemas[`${name}.Input`] = s.write;
-      schemas[`${name}.Patch`] = s.patch;
+      const hidden = access?.hidden(definition) ?? new Set<string>();
+      schemas[`${name}.Entry`] = withoutFields(s.read, hidden);
+      schemas[`${name}.Input`] = withoutFields(s.write, hidden);
+      schemas[`${name}.Patch`] = withoutFields(s.patch, hidden);
       const tags = [definition.id];
       const base = `/streams/${encodeURIComponent(definition.id)}`;
       const entries = p(`${base}/entries`);
-      entries.get = op(`List ${definition.id} entries`, ok('A page of entries', envelope({ type: 'array', items: ref(`${name}.Entry`) }, listMeta), true), { tags, parameters: listParameters(true) });
-      if (!readonly) entries.post = op(`Create a ${definition.id} entry`, created(envelope(ref(`${name}.Entry`))), { tags, requestBody: { required: true, content: json(ref(`${name}.Input`)) } });
+      if (may(definition, 'list')) entries.get = op(`List ${definition.id} entries`, ok('A page of entries', envelope({ type: 'array', items: ref(`${name}.Entry`) }, listMeta), true), { tags, parameters: listParameters(true) });
+      if (!readonly && may(definition, 'create')) entries.post = op(`Create a ${definition.id} entry`, created(envelope(ref(`${name}.Entry`))), { tags, requestBody: { required: true, content: json(ref(`${name}.Input`)) } });
       const one = p(`${base}/entries/{key}`);
       const keyParam = { name: 'key', in: 'path', required: true, schema: s.key };
       const withParam = { name: 'with', in: 'query', required: false, schema: { type: 'string' }, description: 'Relations to eager-load, comma-separated' };
-      one.get = op(`Show a ${definition.id} entry`, ok('The entry', envelope(ref(`${name}.Entry`)), true), { tags, parameters: [keyParam, withParam] });
+      if (may(definition, 'view')) one.get = op(`Show a ${definition.id} entry`, ok('The entry', envelope(ref(`${name}.Entry`)), true), { tags, parameters: [keyParam, withParam] });
       if (!readonly) {
         const ifMatch = { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' } };
-        one.put = op(`Replace (or create) a ${definition.id} entry`, { ...ok('Replaced', envelope(ref(`${name}.Entry`))), ...created(envelope(ref(`${name}.Entry`))) }, { tags, parameters: [keyParam, ifMatch], requestBody: { required: true, content: json(ref(`${name}.Input`)) } });
-        one.patch = op(`Update fields of a ${definition.id} entry`, { ...ok('Updated', envelope(ref(`${name}.Entry`))), ...created(envelope(ref(`${name}.Entry`))) }, { tags, parameters: [keyParam, ifMatch], requestBody: { required: true, content: json(ref(`${name}.Patch`)) } });
-        one.delete = op(`Delete a ${definition.id} entry`, { '204': { description: 'Deleted' } }, { tags, parameters: [keyParam, ifMatch] });
+        const writes = may(definition, 'update') || may(definition, 'create');
+        if (writes) one.put = op(`Replace (or create) a ${definition.id} entry`, { ...ok('Replaced', envelope(ref(`${name}.Entry`))), ...created(envelope(ref(`${name}.Entry`))) }, { tags, parameters: [keyParam, ifMatch], requestBody: { required: true, content: json(ref(`${name}.Input`)) } });
+        if (writes) one.patch = op(`Update fields of a ${definition.id} entry`, { ...ok('Updated', envelope(ref(`${name}.Entry`))), ...created(envelope(ref(`${name}.Entry`))) }, { tags, parameters: [keyParam, ifMatch], requestBody: { required: true, content: json(ref(`${name}.Patch`)) } });
+        if (may(definition, 'delete')) one.delete = op(`Delete a ${definition.id} entry`, { '204': { description: 'Deleted' } }, { tags, parameters: [keyParam, ifMatch] });
         // The query endpoint only reads, but middleware count it as a write (readonly refuses it).
-        p(`${base}/query`).post = op(`Query ${definition.id} entries with criteria steps`, ok('A page of entries', envelope({ type: 'array', items: ref(`${name}.Entry`) }, listMeta)), {
+        if (may(definition, 'list')) p(`${base}/query`).post = op(`Query ${definition.id} entries with criteria steps`, ok('A page of entries', envelope({ type: 'array', items: ref(`${name}.Entry`) }, listMeta)), {
           tags,
           parameters: listParameters(false).filter((x) => x.name === 'per_page' || x.name === 'page'),
           requestBody: {
@@ -195,9 +222,24 @@ export function buildDocument(input: DocumentInput): Schema {
     // warning box on the reference page.
     servers: [{ url: input.baseUrl }],
     paths,
-    components: { schemas, responses, ...(bearer ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {}) },
+    components: {
+      schemas,
+      responses,
+      ...(access !== undefined
+        ? {
+            securitySchemes: {
+              bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT whose roles claim names the caller\'s roles' },
+              apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, sent as Authorization: Bearer <key>' },
+            },
+          }
+        : bearer
+          ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }
+          : {}),
+    },
   };
-  if (bearer) document.security = [{ bearer: [] }];
+  // Under access rules a request without credentials is the anonymous role: `{}` (none) is a choice too.
+  if (access !== undefined) document.security = [{ bearer: [] }, { apiKey: [] }, {}];
+  else if (bearer) document.security = [{ bearer: [] }];
   void config;
   return document;
 }

@@ -2,13 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { definePlugin, type KernelConfig } from '../../kernel/index.js';
-import { API, conditionalReply, type ApiRequest } from '../api/index.js';
+import { accessOf, API, conditionalReply, type ApiRequest } from '../api/index.js';
 import { FIELDS } from '../fields/index.js';
 import { HTTP_SERVER, type HttpReply } from '../http/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
 import { docsAsset, docsPage } from './docs-page.js';
 import { DocumentCache } from './document-cache.js';
-import { buildDocument, type InterfaceView } from './document.js';
+import { buildDocument, type CallerView, type InterfaceView } from './document.js';
 
 /**
  * The openapi plugin: `GET <prefix>/openapi.json`, a live OpenAPI 3.1 document of the
@@ -28,9 +28,12 @@ export const openapiPlugin = definePlugin({
     const version = packageVersion();
 
     const document = async (request: ApiRequest): Promise<HttpReply> => {
+      const access = callerView(request);
       const build = (serverUrl: string): object =>
-        buildDocument({ config, registry, fields, view: interfaceView(config, request), baseUrl: serverUrl, version, extras: api.extraEndpoints() });
-      const { body, etag } = cache.get(request.api.interface, api.baseUrl(request), registry.list(), build);
+        buildDocument({ config, registry, fields, view: interfaceView(config, request), baseUrl: serverUrl, version, extras: api.extraEndpoints(), access });
+      // Under access rules the document depends on the caller's roles too (issue #28): one per interface and role set.
+      const key = access === undefined ? request.api.interface : `${request.api.interface}\u0000${accessOf(request)!.rolesKey}`;
+      const { body, etag } = cache.get(key, api.baseUrl(request), registry.list(), build);
       return conditionalReply(request, body, undefined, etag);
     };
     api.addEndpoint({ name: 'openapi.document', method: 'GET', pattern: '/openapi.json', handler: document });
@@ -53,6 +56,21 @@ export const openapiPlugin = definePlugin({
     });
   },
 });
+
+/** What the document shows of a caller (issue #28): its actions and the fields hidden from it; undefined without an access plugin. */
+function callerView(request: ApiRequest): CallerView | undefined {
+  const access = accessOf(request);
+  if (access === undefined) return undefined;
+  return {
+    admin: access.admin,
+    can: (definition, action) => access.can(definition, action),
+    hidden: (definition) => {
+      const seen = new Set<string>();
+      for (const action of ['view', 'list'] as const) for (const name of access.viewer(definition, action)?.hidden ?? []) seen.add(name);
+      return seen;
+    },
+  };
+}
 
 /** The interface of a request as the document describes it: prefix, resources, middleware (group first). */
 function interfaceView(config: KernelConfig, request: ApiRequest): InterfaceView {

@@ -39,7 +39,8 @@ export class Admission {
   /** The client a request counts for: its user when authenticated, else its address. */
   static clientOf(locals: Record<string, unknown>, ip: string): string {
     const user = locals.user as { id?: unknown } | undefined;
-    return user !== undefined && user !== null && user.id !== undefined ? `u:${String(user.id)}` : `ip:${ip}`;
+    // The anonymous caller (access plugin, id null) counts by its address like any unauthenticated one.
+    return user !== undefined && user !== null && user.id !== undefined && user.id !== null ? `u:${String(user.id)}` : `ip:${ip}`;
   }
 
   /** Take a slot, or throw the 429/503 AppError that refuses it. `weight`: the slot's own bytes (its filter). */

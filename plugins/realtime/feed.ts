@@ -26,6 +26,8 @@ export interface Change {
   at: number;
   /** True when the entry was larger than `history.max_change_bytes`: clients re-read it. */
   omitted?: boolean;
+  /** The stored attributes before an update, kept when access rules are on (issue #28: a move out of a view is a delete to that viewer). */
+  before?: Record<string, unknown> | null;
   /** Its wire forms, made once per change however many subscribers get it (subscription.ts). */
   wire?: { json?: string; ws?: string; sse?: Buffer };
 }
@@ -49,6 +51,17 @@ export type ChangeListener = (change: Change) => void;
 export interface ChangeFilter {
   key: string;
   accepts(change: Change): boolean;
+  /**
+   * The change as this filter's subscribers see it, or undefined to skip it; when present it
+   * is used instead of `accepts` (access rules, issue #28: plugins/realtime/access-view.ts).
+   */
+  view?(change: Change): Change | undefined;
+}
+
+/** What a filter delivers of a change: itself, a view of it, or nothing. */
+export function deliverable(filter: ChangeFilter, change: Change): Change | undefined {
+  if (filter.view !== undefined) return filter.view(change);
+  return filter.accepts(change) ? change : undefined;
 }
 
 /** What memory holds of a kept change: where its line is, never its body. */
@@ -195,7 +208,7 @@ export class ChangeFeed {
   }
 
   /** Record a change and tell the stream's subscribers (each filter checked once). */
-  publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>): Change {
+  publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>, before?: Record<string, unknown>): Change {
     const seq = ++this.seq;
     const at = Date.now();
     const change: Change = { cursor: `${this.run}-${seq}`, seq, stream, event, id, data, match, at };
@@ -215,7 +228,13 @@ export class ChangeFeed {
         matchJson = 'null';
       }
     }
-    const line = `{"cursor":${JSON.stringify(change.cursor)},"seq":${seq},"stream":${JSON.stringify(stream)},"event":"${event}","id":${JSON.stringify(id ?? null)},"data":${JSON.stringify(change.data)},"match":${matchJson},"at":${at}${change.omitted ? ',"omitted":true' : ''}}`;
+    let beforeJson = '';
+    if (before !== undefined && change.match !== null) {
+      const text = JSON.stringify(before);
+      change.before = text.length > this.limits.maxChangeBytes ? null : before;
+      beforeJson = `,"before":${change.before === null ? 'null' : text}`;
+    }
+    const line = `{"cursor":${JSON.stringify(change.cursor)},"seq":${seq},"stream":${JSON.stringify(stream)},"event":"${event}","id":${JSON.stringify(id ?? null)},"data":${JSON.stringify(change.data)},"match":${matchJson}${beforeJson},"at":${at}${change.omitted ? ',"omitted":true' : ''}}`;
     const { ref, written } = this.log.append(line);
     written.catch((error: unknown) => {
       // Not in the history: a cursor before it must not replay past the hole.
@@ -233,17 +252,17 @@ export class ChangeFeed {
     const groups = this.listeners.get(change.stream);
     if (groups === undefined) return;
     for (const { filter, set } of groups.values()) {
-      let accepted: boolean;
+      let seen: Change | undefined;
       try {
-        accepted = filter.accepts(change);
+        seen = deliverable(filter, change);
       } catch (error) {
         this.logger.error({ err: error, stream: change.stream }, 'a change filter failed');
         continue;
       }
-      if (!accepted) continue;
+      if (seen === undefined) continue;
       for (const listener of set) {
         try {
-          listener(change);
+          listener(seen);
         } catch (error) {
           this.logger.error({ err: error, stream: change.stream }, 'a change subscriber failed');
         }
@@ -462,5 +481,6 @@ function parseChange(line: string): Change {
     at: record.at,
   };
   if (record.omitted === true) change.omitted = true;
+  if (record.before !== undefined) change.before = record.before !== null && typeof record.before === 'object' ? record.before : null;
   return change;
 }

@@ -155,14 +155,20 @@ export const realtimePlugin = definePlugin(() => {
 
       // Every change, from the API or from a file edited on disk, enters the feed; webhooks
       // get theirs in the outbox (on disk) before the write is acknowledged.
+      // Access rules on (issue #28): updates keep the version before, and one no client sees may still move an entry across a rule.
+      const keepBefore = (config as unknown as Record<string, unknown>).access !== undefined;
       const publish = (event: ChangeEvent) => async (payload: EntryHookPayload) => {
         const definition = registry().get(payload.stream);
         if (definition === undefined) return;
         const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
         // A write that changed nothing a client can see (a PATCH with the values it had) is no change.
-        if (event === 'updated' && payload.original !== undefined && entries().toJson(definition, payload.original) === data) return;
+        if (event === 'updated' && payload.original !== undefined && entries().toJson(definition, payload.original) === data) {
+          if (!keepBefore || entries().versionOf(payload.original) === entries().versionOf(payload.entry)) return;
+        }
         const match = event === 'deleted' ? (payload.original ?? payload.entry) : payload.entry;
-        const change = feed.publish(payload.stream, event, payload.key, data, match);
+        // Under access rules a move out of (into) a view is a delete (create) to that viewer: the version before tells.
+        const before = keepBefore && event === 'updated' ? payload.original : undefined;
+        const change = feed.publish(payload.stream, event, payload.key, data, match, before);
         // WebSocket subscribers of the whole stream, on uWS: one publish, fanned out natively.
         server.publish?.(topicOf(change.stream), socketMessage(change));
         await webhooks.enqueue(change);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Change, ChangeFeed, ChangeFilter } from './feed.js';
+import { deliverable, type Change, type ChangeFeed, type ChangeFilter } from './feed.js';
 
 /** Where a replay writes: a Server-Sent Events stream, a WebSocket. */
 export interface ReplayTarget {
@@ -50,7 +50,8 @@ export async function follow(feed: ChangeFeed, stream: string, after: number, fi
     for (let i = 0; i < changes.length; i++) {
       const change = changes[i]!;
       if (target.closed()) return { live: false, cursor: undefined };
-      if (filter.accepts(change)) target.write(change);
+      const seen = deliverable(filter, change);
+      if (seen !== undefined) target.write(seen);
       after = change.seq;
       cursor = change.cursor;
       spent += places[i]!.ref.length;
@@ -76,7 +77,8 @@ export async function page(feed: ChangeFeed, stream: string, after: number, filt
       const change = changes[i]!;
       if (out.length === max || spent >= budgetBytes) return { changes: out, last, more: true };
       spent += places[i]!.ref.length;
-      if (filter.accepts(change)) out.push(change);
+      const seen = deliverable(filter, change);
+      if (seen !== undefined) out.push(seen);
       after = change.seq;
       last = change.cursor;
     }

@@ -1,5 +1,6 @@
 import { BadRequestError } from '../../kernel/index.js';
-import { parseListQuery, type ApiRequest } from '../api/index.js';
+import { parseListQuery, readScopeOf, type ApiRequest } from '../api/index.js';
+import { accessView } from './access-view.js';
 import type { EntriesService } from '../entries/index.js';
 import type { StreamRegistry } from '../streams/index.js';
 import type { Change, ChangeFilter } from './feed.js';
@@ -34,11 +35,19 @@ export function subscriptionOf(request: ApiRequest, registry: StreamRegistry, en
   const since = request.header('last-event-id') || params.get('since') || undefined;
   if (since !== undefined && since.length > MAX_CURSOR) throw new BadRequestError('The cursor is too long.', { parameter: 'since' });
   const query = parseListQuery(request.query, pageDefaults);
-  if (query.where.length === 0) return { stream: definition.id, since, filtered: false, filter: EVERYTHING };
-  const match = entries.matcher(definition.id, query.where);
-  // An omitted change (its attributes too large to keep) passes every filter: the client re-reads the entry.
-  const key = JSON.stringify(query.where.map((w) => [w.field, w.operator, w.value]));
-  return { stream: definition.id, since, filtered: true, filter: { key, accepts: (change) => change.match === null || match(change.match) } };
+  // Under access rules (issue #28) the changes are a list: the `list` rule decides (401/403 without one).
+  const scope = readScopeOf(request, definition, 'list');
+  const restricted = scope !== undefined && (scope.where !== undefined || scope.hidden.size > 0);
+  if (query.where.length === 0 && !restricted) return { stream: definition.id, since, filtered: false, filter: EVERYTHING };
+  if (scope !== undefined) for (const clause of query.where) if (scope.hidden.has(clause.field.split('.', 1)[0]!)) throw new BadRequestError(`The ${clause.field.split('.', 1)[0]} field is hidden: it cannot be used to filter.`, { field: clause.field, rule: 'hidden' });
+  let filter = EVERYTHING;
+  if (query.where.length > 0) {
+    const match = entries.matcher(definition.id, query.where);
+    // An omitted change (its attributes too large to keep) passes every filter: the client re-reads the entry.
+    const key = JSON.stringify(query.where.map((w) => [w.field, w.operator, w.value]));
+    filter = { key, accepts: (change) => change.match === null || match(change.match) };
+  }
+  return { stream: definition.id, since, filtered: true, filter: restricted ? accessView(filter, scope, definition, entries) : filter };
 }
 
 /** The pub/sub topic of every change of a stream (WebSocket subscriptions without filters, uWS only). */

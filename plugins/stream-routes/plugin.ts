@@ -1,5 +1,5 @@
 import { definePlugin } from '../../kernel/index.js';
-import { API_MIDDLEWARE } from '../api/index.js';
+import { API, API_MIDDLEWARE } from '../api/index.js';
 import { ENTRIES } from '../entries/index.js';
 import { FIELDS } from '../fields/index.js';
 import { HTTP_SERVER } from '../http/index.js';
@@ -21,10 +21,10 @@ export const streamRoutesPlugin = definePlugin(() => {
         if (action !== 'deleted' && definition) service.mountStream(definition as unknown as StreamDefinition);
       });
     },
-    boot({ use, logger, config }) {
+    boot({ use, logger }) {
       service.start({
-        // Stream routes run behind the API's middleware group and gate, like every API route.
-        group: [...config.api.middleware, config.api.gate_middleware],
+        // Stream routes run behind the API's middleware group (with the caller's identity, #28) and gate, like every API route.
+        group: use(API).groupSpecs(),
         server: use(HTTP_SERVER),
         registry: use(STREAM_REGISTRY),
         entries: use(ENTRIES),

@@ -1,5 +1,5 @@
 import type { Logger } from '../../kernel/index.js';
-import { type ApiRequest, type Middleware, type MiddlewareRegistry } from '../api/index.js';
+import { accessOf, definitionForCaller, readScopeOf, type ApiRequest, type Middleware, type MiddlewareRegistry } from '../api/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { EntryAttributes, FieldsService } from '../fields/index.js';
 import type { HttpReply, HttpRequest, HttpServer } from '../http/index.js';
@@ -113,6 +113,9 @@ export class StreamRoutesService implements StreamRoutes {
       interface: 'routes', prefix: '', endpoint: null, resource: null,
       write: !['GET', 'HEAD', 'OPTIONS'].includes(request.method), allow: [], relativePath: request.path.slice(1), resources: [] as const,
     };
+    // Made on the request itself before the view is derived from it: locals are created on first
+    // use, and made through the view they would be its own, unseen by the handler (the caller, #28).
+    void request.locals;
     const apiRequest = Object.assign(Object.create(request) as HttpRequest, { api }) as ApiRequest;
     let index = 0;
     const next = async (): Promise<HttpReply> => {
@@ -124,9 +127,19 @@ export class StreamRoutesService implements StreamRoutes {
 
   private async serve(definition: StreamDefinition, route: RouteDefinition, params: Record<string, string>, request: HttpRequest): Promise<HttpReply> {
     const { entries, fields } = this.services!;
-    const stored = await this.findEntry(definition, params);
+    // Under access rules (issue #28) a route shows what the caller may view, as the API does:
+    // an entry outside the view rule is a 404, hidden fields are left out (401/403 without a rule).
+    const access = accessOf(request);
+    const scope = access === undefined ? undefined : readScopeOf(request, definition, 'view');
+    const found = await this.findEntry(definition, params);
+    const stored = found && scope !== undefined && !entries.satisfies(definition, scope.where, found) ? null : found;
     if (stored === null) return plain(404, 'Not Found');
-    const entry = stored ? fields.serialize(definition, stored) : undefined;
+    const shown = (e: EntryAttributes, hidden = scope?.hidden): Record<string, unknown> => {
+      const out = fields.serialize(definition, e);
+      for (const name of hidden ?? []) delete out[name];
+      return out;
+    };
+    const entry = stored ? shown(stored) : undefined;
     if (route.uses) {
       const handler = this.handlers.get(route.uses);
       if (!handler) return plain(501, `No handler is registered for "${route.uses}".`);
@@ -136,10 +149,12 @@ export class StreamRoutesService implements StreamRoutes {
     // `<stream>.<handle>`), so the `route` shorthand renders `<stream>.view`.
     const view = route.view ?? route.as ?? `${definition.id}.${route.handle}`;
     if (!this.renderer) return plain(501, 'No view renderer is registered.');
-    const data: Parameters<ViewRenderer['render']>[1] = { stream: definitionToJson(definition), params, ...(entry ? { entry } : {}) };
+    const stream = access === undefined || access.admin ? definitionToJson(definition) : definitionForCaller(definitionToJson(definition), scope?.hidden ?? new Set());
+    const data: Parameters<ViewRenderer['render']>[1] = { stream, params, ...(entry ? { entry } : {}) };
     if (!stored) {
-      const page = await entries.list(definition.id, { where: [], orderBy: [], page: 1, perPage: 100 });
-      data.entries = page.entries.map((e) => fields.serialize(definition, e));
+      const listed = access === undefined ? undefined : readScopeOf(request, definition, 'list');
+      const page = await entries.list(definition.id, { where: [], orderBy: [], page: 1, perPage: 100 }, access?.viewer);
+      data.entries = page.entries.map((e) => shown(e, listed?.hidden));
     }
     const body = await this.renderer.render(view, data);
     return { status: 200, type: this.renderer.type ?? HTML, body };

@@ -40,32 +40,34 @@ export class ReplyCache {
     return this.items.bytes;
   }
 
-  private keyOf(request: HttpRequest): string {
-    return request.query === '' ? request.path : `${request.path}?${request.query}`;
+  /** The rule set that applied comes first (issue #28): callers under other rules never share an answer. */
+  private keyOf(request: HttpRequest, scope: string): string {
+    const url = request.query === '' ? request.path : `${request.path}?${request.query}`;
+    return scope === '' ? url : `${scope}\u0000${url}`;
   }
 
   /** `recall` of a single entry's answer (no array to build per request). */
-  recallOne(request: HttpRequest, base: string, definition: StreamDefinition, entry: EntryAttributes): Cached | undefined {
-    const hit = this.candidate(request, base, definition, 1, 1);
+  recallOne(request: HttpRequest, scope: string, base: string, definition: StreamDefinition, entry: EntryAttributes): Cached | undefined {
+    const hit = this.candidate(request, scope, base, definition, 1, 1);
     return hit !== undefined && hit.first === entry ? hit : undefined;
   }
 
-  recall(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number): Cached | undefined {
-    const hit = this.candidate(request, base, definition, total, entries.length);
+  recall(request: HttpRequest, scope: string, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number): Cached | undefined {
+    const hit = this.candidate(request, scope, base, definition, total, entries.length);
     if (hit === undefined) return undefined;
     for (let i = 0; i < entries.length; i++) if (hit.entries[i] !== entries[i]) return undefined;
     return hit;
   }
 
   /** The cached answer of this URL when it was made with this base, definition, total and entry count. */
-  private candidate(request: HttpRequest, base: string, definition: StreamDefinition, total: number, count: number): Cached | undefined {
-    const hit = this.items.get(this.keyOf(request));
+  private candidate(request: HttpRequest, scope: string, base: string, definition: StreamDefinition, total: number, count: number): Cached | undefined {
+    const hit = this.items.get(this.keyOf(request, scope));
     if (hit === undefined || hit.base !== base || hit.definition !== definition || hit.total !== total || hit.count !== count) return undefined;
     return hit;
   }
 
-  remember(request: HttpRequest, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number, body: string, etag: string): void {
-    const key = this.keyOf(request);
+  remember(request: HttpRequest, scope: string, base: string, definition: StreamDefinition, entries: EntryAttributes[], total: number, body: string, etag: string): void {
+    const key = this.keyOf(request, scope);
     this.items.delete(key);
     // A body has at least as many bytes as UTF-16 units: a large one is refused before encoding.
     // UTF-16 length is a close enough measure of what the key and base cost in memory.

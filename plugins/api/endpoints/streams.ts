@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { AppError, BadRequestError, NotFoundError, ValidationError } from '../../../kernel/index.js';
 import type { OrderClause, WhereClause } from '../../entries/index.js';
 import { compareEntries, compileWhere } from '../../sources/index.js';
@@ -8,6 +9,33 @@ import type { ApiRequest, EndpointName } from '../contracts.js';
 import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
 import { pagination } from './pagination.js';
 import type { HttpReply } from '../../http/index.js';
+import { accessOf, definitionForCaller, type RequestAccess } from '../access.js';
+
+/**
+ * Definitions under access rules (issue #28): only administrators write them (401 for the
+ * anonymous caller, else 403); others see only the streams they may list or view, without
+ * the `access` key and the fields hidden from them (an unseen stream is a 404).
+ */
+function callerOf(request: ApiRequest): RequestAccess | undefined {
+  const access = accessOf(request);
+  return access === undefined || access.admin ? undefined : access;
+}
+
+function assertAdmin(request: ApiRequest): void {
+  const access: RequestAccess | undefined = callerOf(request);
+  if (access !== undefined) access.refuse(request);
+}
+
+function seen(access: RequestAccess, definition: StreamDefinition): boolean {
+  return access.can(definition, 'list') || access.can(definition, 'view');
+}
+
+function shownJson(access: RequestAccess | undefined, definition: StreamDefinition): Record<string, unknown> {
+  const json = definitionToJson(definition);
+  if (access === undefined) return json;
+  const scope = access.viewer(definition, 'view') ?? access.viewer(definition, 'list');
+  return definitionForCaller(json, scope?.hidden ?? new Set());
+}
 
 const ID = new RegExp(ID_PATTERN);
 
@@ -61,10 +89,12 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
     const body = envelope(
       streamLinks(request, urls, id, location),
       `{"parameters":{"stream":${json(request.params.stream ?? id)}},"stream":${meta}${payloadPart}${warningsPart}}`,
-      json(definitionToJson(definition)),
+      json(shownJson(callerOf(request), definition)),
     );
-    // The ETag is the stored version, so the tag read is the one `If-Match` compares with.
-    const etag = definitionVersion(definition);
+    // The ETag is the stored version, so the tag read is the one `If-Match` compares with;
+    // a non-administrator sees a narrowed body, so its tag names its roles too (it never writes definitions).
+    const caller = callerOf(request);
+    const etag = caller === undefined ? definitionVersion(definition) : `${definitionVersion(definition).slice(0, -1)}.${hash('sha1', caller.rolesKey, 'base64url').slice(0, 10)}"`;
     if (status === 200 && payload === undefined) return conditionalReply(request, body, undefined, etag);
     return { status, body, headers: status === 201 ? [['Location', `${urls.streams}/${segment(id)}`], ['ETag', etag]] : [['ETag', etag]] };
   };
@@ -86,9 +116,11 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
         else throw new BadRequestError(`${name}: "${step.method}" is not supported on the stream list (use where, orWhere, orderBy).`, { parameter: name });
       });
       const matches = compileWhere(where);
+      const access = callerOf(request);
       const all = context.registry
         .list()
-        .map(definitionToJson)
+        .filter((definition) => access === undefined || access.can(definition, 'list'))
+        .map((definition) => shownJson(access, definition))
         .filter((item) => matches(item))
         .sort(compareEntries(orderBy, 'id'));
       const start = (page - 1) * perPage;
@@ -103,15 +135,20 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       return conditionalReply(request, text);
     },
     async 'streams.store'(request) {
+      assertAdmin(request);
       const payload = (await request.parsedBody()) ?? {};
       if (typeof payload.id === 'string') assertWritableId(payload.id);
       const definition = await context.registry.create({ ...payload });
       return one(request, definition, 201, payload);
     },
     async 'streams.show'(request) {
-      return one(request, context.registry.require(request.params.stream!), 200);
+      const definition = context.registry.require(request.params.stream!);
+      const access = callerOf(request);
+      if (access !== undefined && !seen(access, definition)) throw new NotFoundError(`Stream [${definition.id}] not found.`);
+      return one(request, definition, 200);
     },
     async 'streams.update'(request) {
+      assertAdmin(request);
       const id = request.params.stream!;
       assertWritableId(id);
       const payload = (await request.parsedBody()) ?? {};
@@ -119,6 +156,7 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       return one(request, definition, created ? 201 : 200, payload);
     },
     async 'streams.patch'(request) {
+      assertAdmin(request);
       const id = request.params.stream!;
       assertWritableId(id);
       const payload = (await request.parsedBody()) ?? {};
@@ -126,6 +164,7 @@ export function streamEndpoints(context: EndpointContext): Record<Extract<Endpoi
       return one(request, definition, created ? 201 : 200, payload);
     },
     async 'streams.delete'(request) {
+      assertAdmin(request);
       const id = request.params.stream!;
       if (!ID.test(id) || context.registry.get(id) === undefined) throw new NotFoundError(`Stream [${id}] not found.`);
       const force = new URLSearchParams(request.query).get('force') === 'true';

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { AppError } from '../../../kernel/index.js';
+import { AppError, type KernelConfig } from '../../../kernel/index.js';
 import type { Middleware, MiddlewareContext } from '../contracts.js';
 
 function digest(token: string): Buffer {
@@ -7,9 +7,13 @@ function digest(token: string): Buffer {
 }
 
 /** Tokens from `api.auth.tokens` and the environment variable `api.auth.tokens_env` (comma or whitespace separated). */
+export function apiTokens(config: KernelConfig): string[] {
+  const fromEnv = (process.env[config.api.auth.tokens_env] ?? '').split(/[\s,]+/).filter((t) => t.length > 0);
+  return [...config.api.auth.tokens, ...fromEnv];
+}
+
 export function configuredTokens(context: MiddlewareContext): string[] {
-  const fromEnv = (process.env[context.config.api.auth.tokens_env] ?? '').split(/[\s,]+/).filter((t) => t.length > 0);
-  return [...context.config.api.auth.tokens, ...fromEnv];
+  return apiTokens(context.config);
 }
 
 /**

@@ -65,7 +65,8 @@ export function throttleMiddleware(context: MiddlewareContext): ThrottleMiddlewa
   const middleware = ((request, next) => {
     const now = Date.now();
     const user = request.locals.user as { id?: unknown } | undefined;
-    const key = user && user.id !== undefined ? `u:${String(user.id)}` : `ip:${request.ip}`;
+    // The anonymous caller of the access plugin has the id null: every anonymous client is its own address, never one shared bucket.
+    const key = user && user.id !== undefined && user.id !== null ? `u:${String(user.id)}` : `ip:${request.ip}`;
     const w = windowOf(key, now);
     w.count++;
     request.locals[counted as unknown as string] = true;
