@@ -1,3 +1,4 @@
+import { queryWarnings, withWarnings } from './query-warnings.js';
 import { isAppError, pluginOfError, type Logger } from '../../kernel/index.js';
 import type { InterfaceConfig } from './settings.js';
 import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
@@ -154,6 +155,9 @@ export class InterfaceDispatcher {
           // next() is a promise to middleware: a handler's synchronous throw becomes its rejection.
           return Promise.reject(error);
         }
+        // Query parameters the endpoint does not take are reported, never silently ignored.
+        const warnings = http.query === '' ? undefined : queryWarnings(compiled.route.name, http.query);
+        if (warnings !== undefined) answer = answer instanceof Promise ? answer.then((r) => warned(r, warnings)) : warned(answer, warnings);
       } else if (allow.length === 0) answer = this.error(request, 404, 'Not Found');
       else {
         const allowHeader: Array<[string, string]> = [['Allow', allow.join(', ')]];
@@ -195,4 +199,9 @@ export class InterfaceDispatcher {
     this.logger.error({ err: error, error_plugin: pluginOfError(error), requestId: request.id, method: request.method, path: request.path }, 'API request failed');
     return this.error(request, 500, 'Internal Server Error');
   }
+}
+
+/** A success answer with `meta.warnings` (the unknown query parameters). */
+function warned(reply: HttpReply, warnings: string[]): HttpReply {
+  return reply.status >= 200 && reply.status < 300 ? { ...reply, body: withWarnings(reply.body, warnings) } : reply;
 }

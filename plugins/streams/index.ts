@@ -33,3 +33,4 @@ export { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
 export { streamsPlugin as default } from './plugin.js';
 export { streamsSettings, type StreamsSettings } from './settings.js';
 export type * from './hooks.js';
+export { nearest as nearestName } from './unknown-keys.js';

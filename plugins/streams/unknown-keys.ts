@@ -19,8 +19,12 @@ export function unknownKeyWarnings(raw: Record<string, unknown>, known: readonly
   return warnings;
 }
 
-/** The known key within edit distance 2 (1 for short keys) of `key`, the closest first. */
-function nearest(key: string, known: readonly string[]): string | undefined {
+/**
+ * The known name within edit distance 2 (1 for short names) of `key`, the closest first: the
+ * "did you mean" of definition keys and of query parameters. Long input is not compared.
+ */
+export function nearest(key: string, known: readonly string[]): string | undefined {
+  if (key.length > 64) return undefined;
   const limit = key.length <= 4 ? 1 : 2;
   let best: string | undefined;
   let bestDistance = limit + 1;
