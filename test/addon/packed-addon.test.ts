@@ -180,6 +180,7 @@ describe.skipIf(!hasNpm)('the tutorial of docs/addons.md, followed from an empty
     await mkdir(path.join(folder, 'test'), { recursive: true });
     await writeFile(path.join(folder, 'package.json'), blockAfter(doc, '**package.json**'));
     await writeFile(path.join(folder, 'index.js'), blockAfter(doc, '**index.js**'));
+    await writeFile(path.join(folder, 'types.d.ts'), blockAfter(doc, '**types.d.ts**'));
     await writeFile(path.join(folder, 'test', 'locked.test.js'), blockAfter(doc, '**test/locked.test.js**'));
     await writeFile(path.join(folder, 'README.md'), '# streams-addon-locked\n');
     // "npm install --save-dev /path/to/streams-kernel": a folder outside the project is only linked.
@@ -189,13 +190,21 @@ describe.skipIf(!hasNpm)('the tutorial of docs/addons.md, followed from an empty
       throw new Error(`the tutorial's tests failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
     // node:test's summary lines are `# pass 3` on Node 20 and `ℹ pass 3` on Node 22+.
-    expect(tests.stdout).toMatch(/^(?:#|ℹ) pass 3\b/m);
+    expect(tests.stdout).toMatch(/^(?:#|ℹ) pass 4\b/m);
     expect(tests.stdout).toMatch(/^(?:#|ℹ) fail 0\b/m);
+
+    // The type-check block, word for word but for where typescript comes from (npm runs offline here:
+    // this checkout's copy, the same version): the JavaScript addon that owns a config section checks clean.
+    const typeCheck = blockAfter(doc, '**Type-check**').replace('typescript@5.9.3', path.join(repo, 'node_modules', 'typescript'));
+    expect(typeCheck).toContain('index.js types.d.ts');
+    await run('bash', ['-euo', 'pipefail', '-c', typeCheck], { cwd: folder, env: npmEnv }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`the tutorial's type-check failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+    });
 
     // Section 5, "Packed, as your users get it": its block, word for word.
     const tryApp = await installLikeTheDocs(folder, path.join(tmp, 'try'), 'streams-addon-locked');
     const packed = await readdir(path.join(tryApp, 'node_modules', 'streams-addon-locked'));
-    expect(packed.sort()).toEqual(['README.md', 'index.js', 'package.json']);
+    expect(packed.sort()).toEqual(['README.md', 'index.js', 'package.json', 'types.d.ts']);
     expect(JSON.parse(await readFile(path.join(tryApp, 'package.json'), 'utf8')).dependencies).toEqual({
       'streams-addon-locked': expect.stringMatching(/^file:.*streams-addon-locked-0\.1\.0\.tgz$/),
       'streams-kernel': expect.stringMatching(/^file:/),

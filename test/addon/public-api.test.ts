@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as addon from '../../plugins/addon/index.js';
 import * as testing from '../../plugins/addon/testing.js';
@@ -29,6 +31,30 @@ describe('streams-kernel/addon', () => {
       expect(typeof token).toBe('symbol');
       expect(Symbol.keyFor(token as symbol)).toMatch(/^streams-kernel:/);
     }
+  });
+});
+
+/** Every name `plugins/addon/index.ts` exports, values and types, read from its export lists. */
+function exportedNames(): string[] {
+  const source = readFileSync(path.join(import.meta.dirname, '../../plugins/addon/index.ts'), 'utf8');
+  const names = new Set<string>();
+  for (const match of source.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
+    for (const part of match[1]!.split(',')) {
+      const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
+      if (name) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+describe('docs/addons.md, "The public API"', () => {
+  it('lists every export of streams-kernel/addon, values and types', () => {
+    const doc = readFileSync(path.join(import.meta.dirname, '../../docs/addons.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## 8. The public API'));
+    const listed = new Set([...section.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)].map((m) => m[0]));
+    const names = exportedNames();
+    expect(names.length).toBeGreaterThan(80);
+    expect(names.filter((name) => !listed.has(name))).toEqual([]);
   });
 });
 
