@@ -188,6 +188,25 @@ describe.skipIf(!available)('the control panel in Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('edits a definition as JSON: the server\'s validation errors by JSON path, then a valid change saves', async () => {
+    const { page, problems } = await open('#/s/notes/definition');
+    await page.getByRole('button', { name: 'Edit definition' }).click();
+    const editor = page.getByLabel('Definition JSON');
+    const definition = JSON.parse(await editor.inputValue()) as { fields: Array<{ handle: string; type: string }>; name: string };
+    definition.fields[1]!.type = 'no-such-type';
+    await editor.fill(JSON.stringify(definition, null, 2));
+    await page.getByRole('button', { name: 'Save definition' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/\/fields\/1\/type/);
+    definition.fields[1]!.type = 'string';
+    definition.name = 'Notes (renamed)';
+    await editor.fill(JSON.stringify(definition, null, 2));
+    await page.getByRole('button', { name: 'Save definition' }).click();
+    await page.getByRole('status').filter({ hasText: 'Definition saved.' }).waitFor();
+    expect((await api(app, 'GET', '/streams/notes')).json.data.name).toBe('Notes (renamed)');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('is usable from the keyboard: a stream, New entry and Save are reached with Tab and Enter', async () => {
     const { page, problems } = await open('#/s/genres');
     await page.getByText('4 entries', { exact: true }).waitFor();
@@ -197,6 +216,40 @@ describe.skipIf(!available)('the control panel in Chromium', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'New Genres entry' }).waitFor();
     expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
+
+describe.skipIf(!available)('the control panel with access rules', () => {
+  let app: TestApp;
+  let browser: Browser;
+  const key = 'a-reader-api-key-of-at-least-some-length';
+  beforeAll(async () => {
+    const sha256 = (await import('node:crypto')).createHash('sha256').update(key).digest('hex');
+    app = await startApp({
+      ...embedded(),
+      config: { control_panel: { enabled: true }, access: { keys: [{ id: 'reader', sha256, roles: ['reader'] }], default: { reader: { list: true, view: true } } } },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it('signs a reader in, shows what the rules let it read, and offers no definition editor', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${app.url}/admin/#/s/books/definition`);
+    // Anonymous callers may list nothing here (an empty list, not a 401): the header offers the sign-in.
+    await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Token').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Books: definition' }).waitFor();
+    await page.getByLabel('Definition JSON').waitFor();
+    expect(await page.getByRole('button', { name: 'Edit definition' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Entries' }).click();
+    await page.getByText('12 entries', { exact: true }).waitFor();
     await page.close();
   }, 60_000);
 });

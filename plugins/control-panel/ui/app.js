@@ -104,7 +104,9 @@ function App() {
   return html`<div class="layout">
     <header>
       <h1>Streams</h1>
-      ${token() && html`<button type="button" class="secondary small" onClick=${() => (setToken(null), setGeneration((n) => n + 1))}>Sign out</button>`}
+      ${token()
+        ? html`<button type="button" class="secondary small" onClick=${() => (setToken(null), setGeneration((n) => n + 1))}>Sign out</button>`
+        : unauthorized === null && html`<button type="button" class="secondary small" onClick=${() => setUnauthorized('Sign in with a token to see what it may see.')}>Sign in</button>`}
     </header>
     <aside>${streams && html`<${Nav} streams=${streams} current=${current?.id ?? null} />`}</aside>
     <main id="main">${main}</main>

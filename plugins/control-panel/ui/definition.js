@@ -4,7 +4,7 @@
  * definitions (a refusal is shown as the server words it); validation errors by JSON path.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, call } from './api.js';
+import { ApiError, CONFIG, call, headers } from './api.js';
 import { html } from './html.js';
 
 /** @typedef {import('./fields.js').Stream} Stream */
@@ -15,11 +15,27 @@ export function DefinitionView({ stream, onSaved }) {
   const [text, setText] = useState('');
   const [problems, setProblems] = useState(/** @type {{ path: string, message: string }[]} */ ([]));
   const [status, setStatus] = useState('');
+  // Offered only to callers the server lets change definitions: its OpenAPI document, made per
+  // caller, has the PUT of a definition only for them (the server checks again on save).
+  const [mayEdit, setMayEdit] = useState(false);
+  useEffect(() => {
+    let live = true;
+    fetch(`${CONFIG.api}/openapi.json`, { headers: headers(), cache: 'no-store' })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((doc) => live && setMayEdit(Boolean(doc?.paths?.[`${CONFIG.api}/streams/{stream}`]?.put)))
+      .catch(() => live && setMayEdit(false));
+    return () => {
+      live = false;
+    };
+  }, [stream.id]);
+  // Another stream: start over. The same stream reloaded (after a save): keep the status shown.
   useEffect(() => {
     setEditing(false);
     setProblems([]);
     setStatus('');
-    setText(JSON.stringify(stream.raw, null, 2));
+  }, [stream.id]);
+  useEffect(() => {
+    if (!editing) setText(JSON.stringify(stream.raw, null, 2));
   }, [stream.raw]);
   const save = async (/** @type {Event} */ e) => {
     e.preventDefault();
@@ -45,7 +61,7 @@ export function DefinitionView({ stream, onSaved }) {
   return html`<section aria-labelledby="definition-title">
     <div class="toolbar">
       <h2 id="definition-title">${stream.name}: definition</h2>
-      ${!editing && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit definition</button>`}
+      ${!editing && mayEdit && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit definition</button>`}
     </div>
     ${status && html`<p role="status">${status}</p>`}
     ${problems.length > 0 && html`<div role="alert" class="error"><ul>${problems.map((p) => html`<li>${p.path && html`<code>${p.path}</code> `}${p.message}</li>`)}</ul></div>`}
