@@ -1,5 +1,8 @@
+import type { Db } from 'mongodb';
 import { serviceRef } from '../../kernel/index.js';
+import type { Entry } from '../sources/index.js';
 import type { ChangePosition } from './change-follower.js';
+import type { FollowCoverage } from './collection-watcher.js';
 
 /** One change of a `database` stream's collection as this node's follower read it. */
 export interface FollowedChange {
@@ -16,6 +19,18 @@ export interface FollowedChange {
   origin: 'own' | 'remote' | 'ignored';
   /** The change's resume token and cluster time: the same on every node that reads it. */
   position: ChangePosition;
+  /**
+   * The entry after the change (inserts, replaces; updates as the server looked it up when it
+   * sent the event, so possibly a later version, and not the same moment on every node), or
+   * undefined (a delete, or an update whose document is gone: its delete follows).
+   */
+  entry?: Entry;
+  /** The entry before (a pre-image, when the collection keeps them), else undefined. */
+  previous?: Entry;
+  /** This node's unbroken run of following the collection the change belongs to. */
+  coverage: FollowCoverage;
+  /** The database of the collection (a shared webhook outbox lives there: plugins/realtime/shared-outbox.ts). */
+  db: Db | undefined;
 }
 
 /**
@@ -28,6 +43,29 @@ export interface FollowedChange {
 export class FollowedChanges {
   private readonly listeners = new Set<(change: FollowedChange) => void>();
   private readonly newest = new Map<string, ChangePosition>();
+  private readonly databases = new Map<string, () => Db | undefined>();
+  private readonly coverages = new Map<string, () => FollowCoverage>();
+
+  /** A stream's collection is followed now; `db` is its database (where a shared outbox lives). */
+  following(stream: string, db: () => Db | undefined, coverage: () => FollowCoverage): void {
+    this.databases.set(stream, db);
+    this.coverages.set(stream, coverage);
+  }
+
+  /** Whether this node's follower of the stream's collection has opened its change stream (every later change reaches the listeners). */
+  isFollowing(stream: string): boolean {
+    return (this.coverages.get(stream)?.().epoch ?? 0) > 0;
+  }
+
+  /** The databases of every followed stream (a node takes over shared deliveries in each). */
+  followedDatabases(): Db[] {
+    const out = new Set<Db>();
+    for (const db of this.databases.values()) {
+      const found = db();
+      if (found !== undefined) out.add(found);
+    }
+    return [...out];
+  }
 
   listen(listener: (change: FollowedChange) => void): () => void {
     this.listeners.add(listener);
@@ -45,6 +83,8 @@ export class FollowedChanges {
 
   forget(stream: string): void {
     this.newest.delete(stream);
+    this.databases.delete(stream);
+    this.coverages.delete(stream);
   }
 }
 

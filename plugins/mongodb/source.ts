@@ -176,11 +176,27 @@ export class MongoSource implements Source {
       (change, position) => {
         const origin = this.remote.handle(change);
         const key = 'documentKey' in change ? (change.documentKey as { _id?: unknown } | undefined)?._id : undefined;
-        this.options.changes?.publish({ stream: this.definition.id, collection: this.collectionName, operationType: change.operationType, key, origin, position });
+        const changes = this.options.changes;
+        if (changes === undefined) return;
+        const after = 'fullDocument' in change && change.fullDocument ? fromDocument(change.fullDocument, this.keyName) : undefined;
+        const before = 'fullDocumentBeforeChange' in change && change.fullDocumentBeforeChange ? fromDocument(change.fullDocumentBeforeChange, this.keyName) : undefined;
+        changes.publish({
+          stream: this.definition.id,
+          collection: this.collectionName,
+          operationType: change.operationType,
+          key,
+          origin,
+          position,
+          entry: after,
+          previous: before,
+          coverage: watcher.coverage,
+          db: this.connection.db,
+        });
       },
       () => this.connection.db,
     );
     this.watcher = watcher;
+    this.options.changes?.following(this.definition.id, () => this.connection.db, () => watcher.coverage);
     void this.connection
       .whenConnected(2 ** 31 - 1)
       .then(() => watcher.start())

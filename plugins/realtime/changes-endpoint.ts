@@ -6,7 +6,7 @@ import type { StreamRegistry } from '../streams/index.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
 import { Admission, type RealtimeLimits } from './admission.js';
 import type { Change, ChangeFeed } from './feed.js';
-import { follow, page } from './replay.js';
+import { follow, page, resumeAt } from './replay.js';
 import { changeJson, sseEvent, subscriptionOf, type Subscription } from './subscription.js';
 
 /** Set in `request.locals` by a WebSocket subscription's access check: the endpoint only checks and describes. */
@@ -103,9 +103,9 @@ export function changesEndpoint(deps: ChangesDeps): ExtraEndpoint {
 function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): HttpReply {
   const { feed, limits, logger } = deps;
   // A bad or expired cursor is a 400/410 answer now, not a broken stream; so is a client over its share.
-  const after = subscription.since === undefined ? feed.head : feed.position(subscription.stream, subscription.since);
+  const { after, filter } = resumeAt(feed, subscription.stream, subscription.since, subscription.filter, 'head');
   const client = Admission.clientOf(request.locals, request.ip);
-  deps.admission.take('sse', client, subscription.filter.key.length)();
+  deps.admission.take('sse', client, filter.key.length)();
   const requestId = request.id;
   return {
     status: 200,
@@ -120,7 +120,7 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
     stream: (open) => {
       let release: () => void;
       try {
-        release = deps.admission.take('sse', client, subscription.filter.key.length);
+        release = deps.admission.take('sse', client, filter.key.length);
       } catch {
         // Taken by others in the meantime: the client reconnects (EventSource does) and gets the 429/503.
         open.end();
@@ -145,7 +145,7 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
       });
       send('retry: 2000\n: connected\n\n');
       const target = { write: (change: Change) => send(sseEvent(change)), closed: () => open.closed, buffered: () => open.buffered };
-      follow(feed, subscription.stream, after, subscription.filter, target, { bytes: limits.replay_bytes, pauseAbove: limits.send_buffer_bytes / 2 }).then(
+      follow(feed, subscription.stream, after, filter, target, { bytes: limits.replay_bytes, pauseAbove: limits.send_buffer_bytes / 2 }).then(
         (result) => {
           if (result.live) {
             if (open.closed) result.stop();
@@ -176,9 +176,10 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
 async function changesPage(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): Promise<HttpReply> {
   const params = new URLSearchParams(request.query);
   const perPage = Math.min(deps.pageDefaults.max_per_page, Math.max(1, Number(params.get('per_page')) || deps.pageDefaults.per_page));
-  const after = deps.feed.position(subscription.stream, subscription.since);
-  const { changes, last, more } = await page(deps.feed, subscription.stream, after, subscription.filter, perPage, deps.limits.replay_bytes);
-  const cursor = last ?? subscription.since ?? deps.feed.latest ?? null;
+  const { after, filter } = resumeAt(deps.feed, subscription.stream, subscription.since, subscription.filter, 'oldest');
+  const { changes, last, more } = await page(deps.feed, subscription.stream, after, filter, perPage, deps.limits.replay_bytes);
+  const latest = deps.feed.latestOf(subscription.stream) ?? null;
+  const cursor = last ?? subscription.since ?? latest;
   const base = `${deps.api.baseUrl(request)}${request.path}`;
   const next = (c: string): string => {
     const q = new URLSearchParams(request.query);
@@ -188,6 +189,6 @@ async function changesPage(deps: ChangesDeps, request: ApiRequest, subscription:
   const links: Record<string, string> = { self: `${base}${request.query ? `?${request.query}` : ''}` };
   if (cursor !== null) links.next = next(cursor);
   const data = `[${changes.map((c) => `{"cursor":${JSON.stringify(c.cursor)},"event":"${c.event}",${changeJson(c).slice(1)}`).join(',')}]`;
-  const meta = JSON.stringify({ stream: subscription.stream, cursor, latest: deps.feed.latest ?? null, has_more: more });
+  const meta = JSON.stringify({ stream: subscription.stream, cursor, latest, has_more: more });
   return { status: 200, headers: [['Cache-Control', 'no-cache']], body: envelope(JSON.stringify(links), meta, data) };
 }

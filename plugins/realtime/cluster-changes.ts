@@ -1,0 +1,78 @@
+import type { Logger } from '../../kernel/index.js';
+import type { EntriesService } from '../entries/index.js';
+import type { HttpServer } from '../http/index.js';
+import type { FollowedChange } from '../mongodb/followed-changes.js';
+import type { StreamRegistry } from '../streams/index.js';
+import { clusterCursor, type ClusterTime } from './cluster-cursor.js';
+import type { ChangeEvent, ChangeFeed } from './feed.js';
+import type { SharedOutbox } from './shared-outbox.js';
+import { socketMessage, topicOf } from './subscription.js';
+
+const EVENTS: Record<string, ChangeEvent | undefined> = { insert: 'created', update: 'updated', replace: 'updated', delete: 'deleted' };
+
+export interface ClusterChangesDeps {
+  feed: ChangeFeed;
+  registry(): StreamRegistry;
+  entries(): EntriesService;
+  server: HttpServer;
+  outbox: SharedOutbox;
+  /** Access rules are on: updates keep the version before (a pre-image, when the collection keeps them). */
+  keepBefore: boolean;
+  logger: Logger;
+}
+
+/**
+ * The change feed of `database` streams, filled from the collection's change stream (issue
+ * #29 item 6) instead of the entry hooks: every node reads the same changes in the same
+ * order, this node's own writes included, so each change gets the same cluster cursor on
+ * every node (its cluster time and ordinal: cluster-cursor.ts), and a client resumes on any
+ * node. Its webhooks go to the shared outbox (shared-outbox.ts): once per change across the
+ * cluster. An own write reaches this node's subscribers once its change event is read (a
+ * round trip later than from the hook), in the order of the replica set's history.
+ */
+export class ClusterChanges {
+  /** Per stream: the follower's run (a new one: the local history is complete from its start only). */
+  private readonly epochs = new Map<string, number>();
+  /** Per stream: the cluster time of the last change, and how many changes had it (a transaction's share one). */
+  private readonly last = new Map<string, { time: string; ordinal: number }>();
+
+  constructor(private readonly deps: ClusterChangesDeps) {}
+
+  handle(followed: FollowedChange): void {
+    const event = EVENTS[followed.operationType];
+    const key = followed.key;
+    if (event === undefined || (typeof key !== 'string' && typeof key !== 'number')) return;
+    const time = followed.position.clusterTime;
+    if (time === undefined) return; // not from a server that names cluster times: nothing to resume from
+    const definition = this.deps.registry().get(followed.stream);
+    if (definition === undefined) return;
+    const stream = followed.stream;
+    const at = clusterCursor(time, 0).slice(0, 16);
+    const previous = this.last.get(stream);
+    const ordinal = previous !== undefined && previous.time === at ? previous.ordinal + 1 : 0;
+    this.last.set(stream, { time: at, ordinal });
+    const cursor = clusterCursor(time, ordinal);
+    if (this.epochs.get(stream) !== followed.coverage.epoch) {
+      this.epochs.set(stream, followed.coverage.epoch);
+      // Everything at or after the follower's start time is read here; without it, from this change on.
+      const from = followed.coverage.from;
+      this.deps.feed.cover(stream, from === undefined ? cursor : clusterCursor(before(from), 0xffff));
+    }
+    // An update whose document was gone when the server looked it up: its delete follows.
+    if (event !== 'deleted' && followed.entry === undefined) return;
+    const entries = this.deps.entries();
+    const data = event === 'deleted' ? 'null' : entries.toJson(definition, followed.entry!);
+    const match = event === 'deleted' ? (followed.previous ?? { [definition.config.key_name]: key }) : followed.entry!;
+    const beforeChange = this.deps.keepBefore && event === 'updated' ? followed.previous : undefined;
+    const change = this.deps.feed.publish(stream, event, key, data, match, beforeChange, cursor);
+    this.deps.server.publish?.(topicOf(stream), socketMessage(change));
+    this.deps.outbox.enqueue(change, followed.db).catch((error: unknown) => {
+      this.deps.logger.error({ err: { message: (error as Error).message }, stream, cursor }, 'webhook deliveries of a database stream could not be queued (another node that read the change queues them)');
+    });
+  }
+}
+
+/** The cluster time one tick before `time` (a follower started at `time` read every change after it). */
+function before(time: ClusterTime): ClusterTime {
+  return time.low > 0 ? { high: time.high, low: time.low - 1 } : { high: time.high - 1, low: 0xffffffff };
+}

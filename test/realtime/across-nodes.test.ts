@@ -1,0 +1,145 @@
+/**
+ * Issue #29 item 6, realtime across nodes: three kernels serve one `database` stream from
+ * the wire-level stand-in (the real `mongodb` driver against test/wire/server.ts), as behind
+ * a load balancer without sticky sessions. A subscriber that moves from one node to another
+ * with its last cursor misses nothing and gets nothing twice; a webhook receiver gets each
+ * change under one delivery id across the cluster, also when the node sending it is killed
+ * mid-delivery (its claim expires and another node sends it again, same id).
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MONGODB_CHANGES } from '../../plugins/mongodb/index.js';
+import { REALTIME } from '../../plugins/realtime/index.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { ON_WIRE, WireServer } from '../wire/server.js';
+import { cleanups, listen, runCleanups, until } from './clients.js';
+import { films } from './films-app.js';
+
+afterEach(runCleanups);
+
+const stream = { ...films, config: { source: { type: 'database' } } };
+
+async function cluster(nodes: number, realtime: Record<string, unknown> = {}): Promise<{ server: WireServer; apps: TestApp[] }> {
+  const server = await new WireServer().start();
+  cleanups.push(() => server.close());
+  const apps: TestApp[] = [];
+  for (let i = 0; i < nodes; i++) {
+    const app = await startApp({
+      streams: { films: stream },
+      config: {
+        http: { transport: 'node' },
+        plugins: [{ name: 'mongodb', options: { connect_wait_ms: 2000, retry_initial_ms: 50, retry_max_ms: 300 } }],
+        mongodb: { connections: { default: { url: server.url(), database: 'streams', options: { serverSelectionTimeoutMS: 1000 } } } },
+        realtime,
+      },
+    });
+    cleanups.push(() => app.close());
+    apps.push(app);
+  }
+  // Every node follows the collection (its change stream is open), then a first write that each feed covers.
+  for (const app of apps) await until(() => app.kernel.get(MONGODB_CHANGES).isFollowing('films'), 5000);
+  const first = await apps[0]!.request('POST', '/api/streams/films/entries', { id: 1000, title: 'Warm-up', year: 2000 });
+  expect(first.status).toBe(201);
+  for (const app of apps) await until(() => app.kernel.get(REALTIME).feed.covers('films'), 5000);
+  return { server, apps };
+}
+
+describe('realtime across nodes (database streams)', () => {
+  it(`${ON_WIRE} a subscriber that moves from node A to node B with its last cursor misses nothing and gets nothing twice`, async () => {
+    const { apps } = await cluster(3);
+    const [a, b, c] = apps as [TestApp, TestApp, TestApp];
+    const onA = listen(`${a.url}/api/streams/films/changes`);
+    await onA.opened;
+    // Writes through every node, as a load balancer spreads them.
+    for (let i = 1; i <= 6; i++) expect((await apps[i % 3]!.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
+    await until(() => onA.events.length === 6, 5000);
+    onA.source.close();
+    const last = onA.events[5]!.id;
+    // While the client is away, more writes (through the node it left, too).
+    expect((await a.request('PATCH', '/api/streams/films/entries/2', { title: 'Film 2 (cut)' })).status).toBe(200);
+    expect((await c.request('DELETE', '/api/streams/films/entries/3')).status).toBe(204);
+    // It reconnects to B with its last cursor.
+    const onB = listen(`${b.url}/api/streams/films/changes?since=${last}`);
+    await onB.opened;
+    for (let i = 7; i <= 8; i++) expect((await apps[i % 3]!.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
+    await until(() => onB.events.length === 4, 5000);
+    await new Promise((r) => setTimeout(r, 200)); // nothing more comes (a duplicate would)
+    const seen = [...onA.events, ...onB.events].map((e) => `${e.event} ${String(e.data.id)}`);
+    expect(seen).toEqual(['created 1', 'created 2', 'created 3', 'created 4', 'created 5', 'created 6', 'updated 2', 'deleted 3', 'created 7', 'created 8']);
+    // One cursor per change, the same on every node: B's JSON page from A's cursor shows the same ids.
+    const page = await c.request('GET', `/api/streams/films/changes?since=${onA.events[2]!.id}`);
+    expect(page.status).toBe(200);
+    expect(page.json.data.map((ch: { cursor: string }) => ch.cursor)).toEqual([...onA.events.slice(3), ...onB.events].map((e) => e.id));
+    // Cursors are cluster positions, not a node's counter.
+    for (const e of [...onA.events, ...onB.events]) expect(e.id).toMatch(/^[0-9a-f]{20}$/);
+  });
+
+  it(`${ON_WIRE} a cursor from before a node followed the collection answers 410 there (the client reads the list again), never a gap`, async () => {
+    const { apps } = await cluster(1);
+    const before = apps[0]!.kernel.get(REALTIME).feed.latestOf('films')!;
+    // An older cluster position than this node's start: it cannot know what came between.
+    const older = `${before.slice(0, 8)}${'0'.repeat(12)}`;
+    expect((await apps[0]!.request('GET', `/api/streams/films/changes?since=${older}`)).status).toBe(410);
+  });
+});
+
+interface Received {
+  id: string;
+  body: string;
+  answered: boolean;
+}
+
+/** A receiver that holds the first delivery it gets (never answers it) and answers 200 to the rest. */
+async function holdingReceiver(): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const held: ServerResponse[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const one = { id: String(req.headers['streams-delivery']), body, answered: false };
+      received.push(one);
+      if (received.length === 1) {
+        held.push(res);
+        return;
+      }
+      one.answered = true;
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received };
+}
+
+describe('webhooks of a database stream across nodes', () => {
+  it(`${ON_WIRE} each change reaches the receiver under one delivery id, once, while the node sending one is killed mid-delivery`, async () => {
+    const hook = await holdingReceiver();
+    const { apps } = await cluster(3, { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 100 } });
+    // The warm-up write's delivery is the first: held by the receiver, in flight on one node.
+    await until(() => hook.received.length === 1, 5000);
+    const victim = apps.findIndex((app) => app.kernel.get(REALTIME).outbox.sendingNow.size > 0);
+    expect(victim).toBeGreaterThanOrEqual(0);
+    const alive = apps.filter((_, i) => i !== victim);
+    // More changes through the nodes that stay, then the sender dies with its delivery unanswered.
+    for (let i = 1; i <= 4; i++) expect((await alive[i % 2]!.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
+    await apps[victim]!.close();
+    // Its claim expires (lease_ms), another node sends the held delivery again.
+    await until(() => hook.received.filter((r) => r.answered).length === 5, 15_000);
+    await new Promise((r) => setTimeout(r, 300)); // nothing more comes (a second delivery would)
+    const answered = hook.received.filter((r) => r.answered);
+    const ids = answered.map((r) => r.id);
+    expect(new Set(ids).size).toBe(5); // each delivery id answered once across the cluster
+    const changes = answered.map((r) => JSON.parse(r.body) as { event: string; id: number; cursor: string });
+    expect(changes.map((c) => `${c.event} ${c.id}`).sort()).toEqual(['created 1', 'created 1000', 'created 2', 'created 3', 'created 4']);
+    // The re-sent delivery is the held one: same id, so a receiver deduping by it sees the change once.
+    expect(hook.received.filter((r) => r.id === hook.received[0]!.id)).toHaveLength(2);
+    expect(hook.received).toHaveLength(6);
+  }, 30_000);
+});
