@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import { serviceRef } from '../../kernel/index.js';
 import type { Entry } from '../sources/index.js';
 import type { ChangePosition } from './change-follower.js';
+import type { ChangeReplay } from './change-replay.js';
 import type { FollowCoverage } from './collection-watcher.js';
 
 /** One change of a `database` stream's collection as this node's follower read it. */
@@ -45,11 +46,21 @@ export class FollowedChanges {
   private readonly newest = new Map<string, ChangePosition>();
   private readonly databases = new Map<string, () => Db | undefined>();
   private readonly coverages = new Map<string, () => FollowCoverage>();
+  private readonly replays = new Map<string, (from: { high: number; low: number }) => Promise<ChangeReplay>>();
 
-  /** A stream's collection is followed now; `db` is its database (where a shared outbox lives). */
-  following(stream: string, db: () => Db | undefined, coverage: () => FollowCoverage): void {
+  /**
+   * A stream's collection is followed now: `db` is its database (where a shared outbox lives),
+   * `coverage` this node's unbroken run of following it, `replay` reads its history back.
+   */
+  following(stream: string, db: () => Db | undefined, coverage: () => FollowCoverage, replay: (from: { high: number; low: number }) => Promise<ChangeReplay>): void {
     this.databases.set(stream, db);
     this.coverages.set(stream, coverage);
+    this.replays.set(stream, replay);
+  }
+
+  /** The stream's changes from a cluster time on (inclusive), read back from the deployment (change-replay.ts); undefined: not a followed stream. */
+  replay(stream: string, from: { high: number; low: number }): Promise<ChangeReplay> | undefined {
+    return this.replays.get(stream)?.(from);
   }
 
   /** Whether this node's follower of the stream's collection has opened its change stream (every later change reaches the listeners). */
@@ -85,6 +96,7 @@ export class FollowedChanges {
     this.newest.delete(stream);
     this.databases.delete(stream);
     this.coverages.delete(stream);
+    this.replays.delete(stream);
   }
 }
 

@@ -12,6 +12,7 @@ import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, to
 import { contentDigest, EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
+import { openReplay } from './change-replay.js';
 import type { FollowedChanges } from './followed-changes.js';
 import type { IndexBuilds } from './index-builds.js';
 import { ensureIndexes, indexCount } from './indexes.js';
@@ -196,7 +197,12 @@ export class MongoSource implements Source {
       () => this.connection.db,
     );
     this.watcher = watcher;
-    this.options.changes?.following(this.definition.id, () => this.connection.db, () => watcher.coverage);
+    this.options.changes?.following(
+      this.definition.id,
+      () => this.connection.db,
+      () => watcher.coverage,
+      (from) => openReplay(this.collection as unknown as Collection<Document>, this.definition.id, this.keyName, from),
+    );
     void this.connection
       .whenConnected(2 ** 31 - 1)
       .then(() => watcher.start())

@@ -2,7 +2,8 @@ import type { Logger } from '../../kernel/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { HttpServer } from '../http/index.js';
 import type { FollowedChange } from '../mongodb/followed-changes.js';
-import type { StreamRegistry } from '../streams/index.js';
+import type { ReplayedChange } from '../mongodb/change-replay.js';
+import type { StreamDefinition, StreamRegistry } from '../streams/index.js';
 import { clusterCursor, type ClusterTime } from './cluster-cursor.js';
 import type { ChangeEvent, ChangeFeed } from './feed.js';
 import type { SharedOutbox } from './shared-outbox.js';
@@ -33,43 +34,74 @@ export interface ClusterChangesDeps {
 export class ClusterChanges {
   /** Per stream: the follower's run (a new one: the local history is complete from its start only). */
   private readonly epochs = new Map<string, number>();
-  /** Per stream: the cluster time of the last change, and how many changes had it (a transaction's share one). */
-  private readonly last = new Map<string, { time: string; ordinal: number }>();
 
   constructor(private readonly deps: ClusterChangesDeps) {}
 
   handle(followed: FollowedChange): void {
-    const event = EVENTS[followed.operationType];
-    const key = followed.key;
-    if (event === undefined || (typeof key !== 'string' && typeof key !== 'number')) return;
-    const time = followed.position.clusterTime;
-    if (time === undefined) return; // not from a server that names cluster times: nothing to resume from
     const definition = this.deps.registry().get(followed.stream);
-    if (definition === undefined) return;
+    const time = followed.position.clusterTime;
+    // Not from a server that names cluster times: nothing to resume from.
+    if (definition === undefined || time === undefined || entryKeyOf(followed) === undefined) return;
     const stream = followed.stream;
-    const at = clusterCursor(time, 0).slice(0, 16);
-    const previous = this.last.get(stream);
-    const ordinal = previous !== undefined && previous.time === at ? previous.ordinal + 1 : 0;
-    this.last.set(stream, { time: at, ordinal });
-    const cursor = clusterCursor(time, ordinal);
+    const cursor = this.ordinals.cursorOf(stream, time);
     if (this.epochs.get(stream) !== followed.coverage.epoch) {
       this.epochs.set(stream, followed.coverage.epoch);
       // Everything at or after the follower's start time is read here; without it, from this change on.
       const from = followed.coverage.from;
       this.deps.feed.cover(stream, from === undefined ? cursor : clusterCursor(before(from), 0xffff));
     }
-    // An update whose document was gone when the server looked it up: its delete follows.
-    if (event !== 'deleted' && followed.entry === undefined) return;
-    const entries = this.deps.entries();
-    const data = event === 'deleted' ? 'null' : entries.toJson(definition, followed.entry!);
-    const match = event === 'deleted' ? (followed.previous ?? { [definition.config.key_name]: key }) : followed.entry!;
-    const beforeChange = this.deps.keepBefore && event === 'updated' ? followed.previous : undefined;
-    const change = this.deps.feed.publish(stream, event, key, data, match, beforeChange, cursor);
+    const entry = entryChangeOf(followed, definition, this.deps.entries(), this.deps.keepBefore);
+    if (entry === undefined) return;
+    const change = this.deps.feed.publish(stream, entry.event, entry.id, entry.data, entry.match, entry.before, cursor);
     this.deps.server.publish?.(topicOf(stream), socketMessage(change));
     this.deps.outbox.enqueue(change, followed.db).catch((error: unknown) => {
       this.deps.logger.error({ err: { message: (error as Error).message }, stream, cursor }, 'webhook deliveries of a database stream could not be queued (another node that read the change queues them)');
     });
   }
+
+  private readonly ordinals = new Ordinals();
+}
+
+/**
+ * Cluster cursors of one reader of changes (the follower, or a replay): the ordinal counts the
+ * changes of a stream at the same cluster time, in the order read. Every reader starts at a
+ * cluster time's first change (a follower at a time after a `hello`, a replay at a cursor's
+ * time), so every node counts the same.
+ */
+export class Ordinals {
+  private readonly last = new Map<string, { time: string; ordinal: number }>();
+
+  cursorOf(stream: string, time: ClusterTime): string {
+    const at = clusterCursor(time, 0).slice(0, 16);
+    const previous = this.last.get(stream);
+    const ordinal = previous !== undefined && previous.time === at ? previous.ordinal + 1 : 0;
+    this.last.set(stream, { time: at, ordinal });
+    return clusterCursor(time, ordinal);
+  }
+}
+
+/** The entry key of a change of an entry (insert, update, replace, delete of a string or number `_id`), else undefined. */
+function entryKeyOf(change: ReplayedChange): string | number | undefined {
+  const key = change.key;
+  if (EVENTS[change.operationType] === undefined || (typeof key !== 'string' && typeof key !== 'number')) return undefined;
+  return key;
+}
+
+/** What a followed or replayed change is in the feed, or undefined when it is no entry change. */
+export function entryChangeOf(
+  change: ReplayedChange,
+  definition: StreamDefinition,
+  entries: EntriesService,
+  keepBefore: boolean,
+): { event: ChangeEvent; id: string | number; data: string; match: Record<string, unknown>; before?: Record<string, unknown> } | undefined {
+  const id = entryKeyOf(change);
+  if (id === undefined) return undefined;
+  const event = EVENTS[change.operationType]!;
+  // An update whose document was gone when the server looked it up: its delete follows.
+  if (event !== 'deleted' && change.entry === undefined) return undefined;
+  const data = event === 'deleted' ? 'null' : entries.toJson(definition, change.entry!);
+  const match = event === 'deleted' ? (change.previous ?? { [definition.config.key_name]: id }) : change.entry!;
+  return { event, id, data, match, before: keepBefore && event === 'updated' ? change.previous : undefined };
 }
 
 /** The cluster time one tick before `time` (a follower started at `time` read every change after it). */

@@ -326,6 +326,12 @@ export class ChangeFeed {
     this.coverage.set(stream, { from, seq: this.seq });
   }
 
+  /** Whether a cluster cursor is older than what this node's history holds complete (the database's history is read back: cluster-replay.ts). */
+  beforeCoverage(stream: string, cursor: string): boolean {
+    const covered = this.coverage.get(stream);
+    return covered === undefined || cursor < covered.from;
+  }
+
   /** Whether the stream's history is kept by cluster position (a `database` stream followed on this node). */
   covers(stream: string): boolean {
     return this.coverage.has(stream);
@@ -337,10 +343,19 @@ export class ChangeFeed {
    * follower lags): changes up to it, when they come, are not sent again. 410 when this node
    * did not follow the collection back then (it booted, or restarted its follower, after it).
    */
-  clusterPosition(stream: string, cursor: string): { after: number; skipThrough?: string } {
+  clusterPosition(stream: string, cursor: string, caughtUp = false): { after: number; skipThrough?: string } {
     const covered = this.coverage.get(stream);
-    if (covered === undefined || cursor < covered.from) throw this.gone(stream, cursor);
+    // `caughtUp`: a replay read the database's history past `cursor` to its end; every later
+    // change reaches this feed through the follower, and whatever it holds after the cursor is complete.
     const kept = this.history.get(stream);
+    if (caughtUp) {
+      if (covered === undefined) return { after: this.seq, skipThrough: cursor };
+      // What this run kept after the cursor (what it kept up to it, the replay sent).
+      const at = kept === undefined ? -1 : kept.afterPos(cursor);
+      const after = kept !== undefined && at > kept.head ? kept.items[at - 1]!.seq : covered.seq;
+      return { after: Math.max(after, covered.seq, this.floorOf(stream)), skipThrough: cursor };
+    }
+    if (covered === undefined || cursor < covered.from) throw this.gone(stream, cursor);
     if (kept === undefined || kept.size === 0) {
       // Nothing kept: fine only if nothing this node followed was dropped since.
       if (this.floorOf(stream) > covered.seq) throw this.gone(stream, cursor);

@@ -107,6 +107,9 @@ export const realtimePlugin = definePlugin(() => {
       realtime = { feed, webhooks, open, sessions, admission, outbox };
       provide(REALTIME, realtime);
 
+      // Access rules on (issue #28): updates keep the version before, and one no client sees may still move an entry across a rule.
+      const keepBefore = (config as unknown as Record<string, unknown>).access !== undefined;
+      const cluster = { feed, changes: () => find(MONGODB_CHANGES), registry, entries: () => entriesService, keepBefore };
       const api = use(API);
       const checkOrigin = originCheck(config.api.cors.origins, (request) => api.baseUrl(request));
       const entriesService = use(ENTRIES);
@@ -125,6 +128,7 @@ export const realtimePlugin = definePlugin(() => {
           limits: settings.limits,
           checkOrigin,
           logger: log,
+          cluster,
         }),
       );
       api.addEndpoint({
@@ -154,6 +158,7 @@ export const realtimePlugin = definePlugin(() => {
             headers,
             ip: request.ip,
             logger: log,
+            cluster,
             onClose: (s: RealtimeSession) => sessions.delete(s),
           };
           return {
@@ -169,8 +174,6 @@ export const realtimePlugin = definePlugin(() => {
 
       // Every change, from the API or from a file edited on disk, enters the feed; webhooks
       // get theirs in the outbox (on disk) before the write is acknowledged.
-      // Access rules on (issue #28): updates keep the version before, and one no client sees may still move an entry across a rule.
-      const keepBefore = (config as unknown as Record<string, unknown>).access !== undefined;
       // `database` streams with the mongodb plugin loaded: their feed is filled from the change
       // stream (cluster-changes.ts), every node alike; the hooks would give per-node cursors.
       let followed: FollowedChanges | undefined | null = null;

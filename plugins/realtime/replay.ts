@@ -29,15 +29,16 @@ export type FollowResult =
   | { live: false; cursor: undefined };
 
 /**
- * Where a client resumes from `since` (undefined: `start`, the feed's head or its oldest
+ * Where a client resumes from `since` (`caughtUp`: after a replay from the database read its
+ * history to the end: cluster-replay.ts) (undefined: `start`, the feed's head or its oldest
  * change) and the filter it then gets. A `database` stream's cluster cursor ahead of what
  * this node has read (the client comes from a node whose follower is further on) skips
  * those changes when they arrive here: they were sent already.
  */
-export function resumeAt(feed: ChangeFeed, stream: string, since: string | undefined, filter: ChangeFilter, start: 'head' | 'oldest'): { after: number; filter: ChangeFilter } {
+export function resumeAt(feed: ChangeFeed, stream: string, since: string | undefined, filter: ChangeFilter, start: 'head' | 'oldest', caughtUp = false): { after: number; filter: ChangeFilter } {
   if (since === undefined) return { after: start === 'head' ? feed.head : feed.position(stream, undefined), filter };
   if (!isClusterCursor(since)) return { after: feed.position(stream, since), filter };
-  const { after, skipThrough } = feed.clusterPosition(stream, since);
+  const { after, skipThrough } = feed.clusterPosition(stream, since, caughtUp);
   if (skipThrough === undefined) return { after, filter };
   const seen = (change: Change): boolean => isClusterCursor(change.cursor) && change.cursor <= skipThrough;
   return {
