@@ -326,10 +326,12 @@ export class ChangeFeed {
     this.coverage.set(stream, { from, seq: this.seq });
   }
 
-  /** Whether a cluster cursor is older than what this node's history holds complete (the database's history is read back: cluster-replay.ts). */
+  /**
+   * Whether this node's history cannot serve a cluster cursor (it is older than what this run
+   * followed, or than what retention left): the database's history is read back (cluster-replay.ts).
+   */
   beforeCoverage(stream: string, cursor: string): boolean {
-    const covered = this.coverage.get(stream);
-    return covered === undefined || cursor < covered.from;
+    return this.localSpot(stream, cursor) === undefined;
   }
 
   /** Whether the stream's history is kept by cluster position (a `database` stream followed on this node). */
@@ -355,16 +357,25 @@ export class ChangeFeed {
       const after = kept !== undefined && at > kept.head ? kept.items[at - 1]!.seq : covered.seq;
       return { after: Math.max(after, covered.seq, this.floorOf(stream)), skipThrough: cursor };
     }
-    if (covered === undefined || cursor < covered.from) throw this.gone(stream, cursor);
+    const spot = this.localSpot(stream, cursor);
+    if (spot === undefined) throw this.gone(stream, cursor);
+    return spot;
+  }
+
+  /** Where the local history serves a cluster cursor from, or undefined when it cannot (clusterPosition's 410). */
+  private localSpot(stream: string, cursor: string): { after: number; skipThrough?: string } | undefined {
+    const covered = this.coverage.get(stream);
+    const kept = this.history.get(stream);
+    if (covered === undefined || cursor < covered.from) return undefined;
     if (kept === undefined || kept.size === 0) {
       // Nothing kept: fine only if nothing this node followed was dropped since.
-      if (this.floorOf(stream) > covered.seq) throw this.gone(stream, cursor);
+      if (this.floorOf(stream) > covered.seq) return undefined;
       return { after: this.seq, skipThrough: cursor };
     }
     const at = kept.afterPos(cursor);
     if (at === kept.head) {
       // Every kept change is after the cursor: complete only if none of this run was dropped.
-      if (this.floorOf(stream) > covered.seq) throw this.gone(stream, cursor);
+      if (this.floorOf(stream) > covered.seq) return undefined;
       return { after: Math.max(covered.seq, kept.items[at]!.seq - 1) };
     }
     const after = kept.items[at - 1]!.seq;

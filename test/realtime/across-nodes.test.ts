@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MONGODB_CHANGES } from '../../plugins/mongodb/index.js';
 import { REALTIME } from '../../plugins/realtime/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { ON_WIRE, WireServer } from '../wire/server.js';
 import { cleanups, listen, runCleanups, until } from './clients.js';
 import { films } from './films-app.js';
@@ -105,6 +106,18 @@ describe('realtime across nodes (database streams)', () => {
     // Past what the database still holds (an oplog that rolled over): 410, the client reads the list again.
     server.history.forget();
     expect((await b.request('GET', `/api/streams/films/changes?since=${onA.events[0]!.id}`)).status).toBe(410);
+  });
+
+  it(`${ON_WIRE} what the node's own history dropped (retention) is read back from the database, not a 410`, async () => {
+    const { apps } = await cluster(1, { history: { count: 2 } });
+    const a = apps[0]!;
+    const first = (await a.request('GET', '/api/streams/films/changes')).json.meta.latest as string;
+    for (let i = 1; i <= 4; i++) expect((await a.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
+    // The node read all four; its history keeps the last two.
+    await eventually(async () => expect((await a.request('GET', '/api/streams/films/changes')).json.data.map((c: { id: number }) => c.id)).toEqual([3, 4]));
+    const page = await a.request('GET', `/api/streams/films/changes?since=${first}&per_page=10`);
+    expect(page.status).toBe(200);
+    expect(page.json.data.map((c: { id: number }) => c.id)).toEqual([1, 2, 3, 4]);
   });
 });
 
