@@ -32,8 +32,8 @@ export interface ClusterChangesDeps {
  * round trip later than from the hook), in the order of the replica set's history.
  */
 export class ClusterChanges {
-  /** Per stream: the follower's run (a new one: the local history is complete from its start only). */
-  private readonly epochs = new Map<string, number>();
+  /** Per stream: the follower's run (a new one: the local history is complete from its start only). By identity: a re-created stream's follower counts from 1 again. */
+  private readonly runs = new Map<string, FollowedChange['coverage']>();
 
   constructor(private readonly deps: ClusterChangesDeps) {}
 
@@ -44,8 +44,8 @@ export class ClusterChanges {
     if (definition === undefined || time === undefined || entryKeyOf(followed) === undefined) return;
     const stream = followed.stream;
     const cursor = this.ordinals.cursorOf(stream, time);
-    if (this.epochs.get(stream) !== followed.coverage.epoch) {
-      this.epochs.set(stream, followed.coverage.epoch);
+    if (this.runs.get(stream) !== followed.coverage) {
+      this.runs.set(stream, followed.coverage);
       // Everything at or after the follower's start time is read here; without it, from this change on.
       const from = followed.coverage.from;
       this.deps.feed.cover(stream, from === undefined ? cursor : clusterCursor(before(from), 0xffff));

@@ -457,6 +457,7 @@ export class ChangeFeed {
 
   /** Forget a deleted stream's history. */
   drop(stream: string): void {
+    this.coverage.delete(stream);
     const kept = this.history.get(stream);
     this.history.delete(stream);
     if (kept && kept.size > 0) {

@@ -152,10 +152,13 @@ export class SharedOutbox {
             const claimed = await this.claim(db);
             if (claimed === undefined) break;
             this.inFlight++;
-            void this.deliver(db, claimed).finally(() => {
-              this.inFlight--;
-              this.pump();
-            });
+            void this.deliver(db, claimed)
+              // The database failed while recording the outcome: the claim expires and another attempt follows.
+              .catch((error: unknown) => this.logger.warn({ err: { message: (error as Error).message }, delivery: claimed._id }, 'a shared webhook delivery could not be recorded; it is retried once its claim expires'))
+              .finally(() => {
+                this.inFlight--;
+                this.pump();
+              });
           }
         }
       } while (this.again && !this.closed);
