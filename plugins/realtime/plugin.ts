@@ -100,6 +100,8 @@ export const realtimePlugin = definePlugin(() => {
         { collection: settings.cluster.outbox_collection, leaseMs: settings.cluster.lease_ms, pollMs: settings.cluster.poll_ms, keepDoneMs: settings.cluster.keep_done_seconds * 1000 },
         { maxAttempts: settings.webhook_max_attempts, maxAgeMs: settings.webhook_max_age_seconds * 1000, retryBaseMs: settings.webhook_retry_base_ms },
         () => find(MONGODB_CHANGES)?.followedDatabases() ?? [],
+        // A node without webhooks for database streams never polls the shared outbox.
+        () => settings.webhooks.length > 0 || registry().list().some((d) => d.config.source.type === 'database' && ((d.extra.webhooks as unknown[] | undefined)?.length ?? 0) > 0),
         log,
       );
       const open = new Set<StreamSink>();

@@ -78,6 +78,8 @@ export class SharedOutbox {
     private readonly webhookSettings: Pick<WebhookSettings, 'maxAttempts' | 'maxAgeMs' | 'retryBaseMs'>,
     /** The databases of the `database` streams this node follows. */
     private readonly databases: () => Db[],
+    /** Whether any webhook may want a `database` stream's change: without one, the outbox is never read. */
+    private readonly active: () => boolean,
     private readonly logger: Logger,
   ) {}
 
@@ -138,7 +140,7 @@ export class SharedOutbox {
 
   /** Claim and send what is due, up to MAX_IN_FLIGHT at a time (one pump at a time per node). */
   pump(): void {
-    if (this.closed) return;
+    if (this.closed || !this.active()) return;
     if (this.pumping) {
       this.again = true;
       return;

@@ -157,6 +157,16 @@ async function holdingReceiver(): Promise<{ url: string; received: Received[] }>
 }
 
 describe('webhooks of a database stream across nodes', () => {
+  it(`${ON_WIRE} a node with no webhook for a database stream never reads the shared outbox`, async () => {
+    const { server, apps } = await cluster(1, { cluster: { poll_ms: 50 } });
+    const claims = (): number => server.ops.get('findAndModify') ?? 0;
+    const before = claims();
+    expect((await apps[0]!.request('POST', '/api/streams/films/entries', { id: 1, title: 'Alien', year: 1979 })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300)); // several poll intervals: a poll would claim
+    expect(claims()).toBe(before);
+    expect(server.stored('streams', 'realtime_outbox')).toEqual([]);
+  });
+
   it(`${ON_WIRE} each change reaches the receiver under one delivery id, once, while the node sending one is killed mid-delivery`, async () => {
     const hook = await holdingReceiver();
     const { apps } = await cluster(3, { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 100 } });
