@@ -125,12 +125,16 @@ export async function followCluster(replay: ClusterReplay, feed: ChangeFeed, str
 /** `page` (replay.ts) from such a cursor: the database's history, then (once caught up) the local one. */
 export async function pageCluster(replay: ClusterReplay, feed: ChangeFeed, stream: string, filter: ChangeFilter, max: number, budgetBytes: number): Promise<{ changes: Change[]; last: string | undefined; more: boolean }> {
   const out: Change[] = [];
+  let spent = 0;
   try {
     while (out.length < max && !replay.done) {
-      for (const change of await replay.read(max - out.length)) {
+      for (const change of await replay.read(Math.min(BATCH, max - out.length))) {
         const seen = deliverable(filter, change);
         if (seen !== undefined) out.push(seen);
+        spent += change.data.length + 128;
       }
+      // Looked at as much history as a page may (a narrow filter over a long history): the next page goes on.
+      if (spent >= budgetBytes && !replay.done) return { changes: out, last: replay.last, more: true };
     }
   } finally {
     await replay.close();

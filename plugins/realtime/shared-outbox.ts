@@ -119,8 +119,10 @@ export class SharedOutbox {
           created: now,
           done: false,
         };
+        // `_id` comes from the filter (a server refuses an update that names the immutable `_id`).
+        const { _id, ...fields } = delivery;
         try {
-          await outbox.updateOne({ _id: delivery._id }, { $setOnInsert: delivery }, { upsert: true });
+          await outbox.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true });
         } catch (error) {
           // Two nodes upserting the same id at once: the other one added it.
           if ((error as { code?: number }).code !== 11000) throw error;
