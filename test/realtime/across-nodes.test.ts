@@ -13,7 +13,7 @@ import { REALTIME } from '../../plugins/realtime/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { ON_WIRE, WireServer } from '../wire/server.js';
-import { cleanups, listen, runCleanups, until } from './clients.js';
+import { cleanups, listen, runCleanups, socket, until } from './clients.js';
 import { films } from './films-app.js';
 
 afterEach(runCleanups);
@@ -75,6 +75,12 @@ describe('realtime across nodes (database streams)', () => {
     expect(page.json.data.map((ch: { cursor: string }) => ch.cursor)).toEqual([...onA.events.slice(3), ...onB.events].map((e) => e.id));
     // Cursors are cluster positions, not a node's counter.
     for (const e of [...onA.events, ...onB.events]) expect(e.id).toMatch(/^[0-9a-f]{20}$/);
+    // A WebSocket client resuming on the third node from the same cursor gets the same changes.
+    const { ws, messages } = await socket(`${c.url}/api/realtime`);
+    ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', since: onA.events[2]!.id }));
+    const changes = (): Array<Record<string, unknown>> => messages.filter((m) => m.type !== 'subscribed');
+    await until(() => changes().length === 7, 5000);
+    expect(changes().map((m) => m.cursor)).toEqual([...onA.events.slice(3), ...onB.events].map((e) => e.id));
   });
 
   it(`${ON_WIRE} a node that booted after the client's cursor replays from the database's history, then goes on live; past the oplog, 410`, async () => {
@@ -103,6 +109,14 @@ describe('realtime across nodes (database streams)', () => {
     await new Promise((r) => setTimeout(r, 200)); // nothing more comes (a duplicate would)
     expect(onB.events.map((e) => `${e.event} ${String(e.data.id)}`)).toEqual(['created 2', 'created 3', 'deleted 2']);
     expect(onB.events.slice(0, 2).map((e) => e.id)).toEqual(onA.events.slice(1).map((e) => e.id));
+    // Over a WebSocket the same: read back from the database, then live.
+    const { ws, messages } = await socket(`${b.url}/api/realtime`);
+    ws.send(JSON.stringify({ type: 'subscribe', stream: 'films', since: onA.events[0]!.id }));
+    const changes = (): string[] => messages.filter((m) => m.type !== 'subscribed').map((m) => `${String(m.type)} ${String(m.id)}`);
+    await until(() => changes().length === 3, 5000);
+    expect((await a.request('POST', '/api/streams/films/entries', { id: 9, title: 'Film 9', year: 1999 })).status).toBe(201);
+    await until(() => changes().length === 4, 5000);
+    expect(changes()).toEqual(['created 2', 'created 3', 'deleted 2', 'created 9']);
     // Past what the database still holds (an oplog that rolled over): 410, the client reads the list again.
     server.history.forget();
     expect((await b.request('GET', `/api/streams/films/changes?since=${onA.events[0]!.id}`)).status).toBe(410);
