@@ -30,6 +30,11 @@ export interface FollowedChange {
   previous?: Entry;
   /** This node's unbroken run of following the collection the change belongs to. */
   coverage: FollowCoverage;
+  /**
+   * The change's place in that run (1: its first), set when it is published: a listener that
+   * sees a run first at a later change knows it missed some (it started listening late).
+   */
+  inRun?: number;
   /** The database of the collection (a shared webhook outbox lives there: plugins/realtime/shared-outbox.ts). */
   db: Db | undefined;
 }
@@ -87,8 +92,13 @@ export class FollowedChanges {
     return this.newest.get(stream);
   }
 
+  private readonly runCounts = new WeakMap<FollowCoverage, number>();
+
   publish(change: FollowedChange): void {
     this.newest.set(change.stream, change.position);
+    const count = (this.runCounts.get(change.coverage) ?? 0) + 1;
+    this.runCounts.set(change.coverage, count);
+    change.inRun = count;
     for (const listener of [...this.listeners]) listener(change);
   }
 

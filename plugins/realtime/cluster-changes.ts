@@ -41,14 +41,17 @@ export class ClusterChanges {
     const definition = this.deps.registry().get(followed.stream);
     const time = followed.position.clusterTime;
     // Not from a server that names cluster times: nothing to resume from.
-    if (definition === undefined || time === undefined || entryKeyOf(followed) === undefined) return;
+    if (definition === undefined || time === undefined) return;
     const stream = followed.stream;
+    // Every change counts for the ordinal (a replay counts them all the same), entries or not.
     const cursor = this.ordinals.cursorOf(stream, time);
     if (this.runs.get(stream) !== followed.coverage) {
       this.runs.set(stream, followed.coverage);
-      // Everything at or after the follower's start time is read here; without it, from this change on.
+      // Everything at or after the follower's start time is read here; without it (or when this
+      // listener came after the run's first change: it was attached late), from this change on.
       const from = followed.coverage.from;
-      this.deps.feed.cover(stream, from === undefined ? cursor : clusterCursor(before(from), 0xffff));
+      const whole = from !== undefined && (followed.inRun ?? 1) === 1;
+      this.deps.feed.cover(stream, whole ? clusterCursor(before(from), 0xffff) : cursor);
     }
     const entry = entryChangeOf(followed, definition, this.deps.entries(), this.deps.keepBefore);
     if (entry === undefined) return;

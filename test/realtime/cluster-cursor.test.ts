@@ -8,7 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Ordinals } from '../../plugins/realtime/cluster-changes.js';
+import { ClusterChanges, Ordinals, type ClusterChangesDeps } from '../../plugins/realtime/cluster-changes.js';
+import type { FollowedChange } from '../../plugins/mongodb/index.js';
 import { clusterCursor } from '../../plugins/realtime/cluster-cursor.js';
 import { ChangeFeed, deliverable, type Change, type FeedLimits } from '../../plugins/realtime/feed.js';
 import { resumeAt } from '../../plugins/realtime/replay.js';
@@ -59,5 +60,33 @@ describe('cluster cursors (no server)', () => {
     expect(() => ahead.clusterPosition('films', at(1))).toThrow(expect.objectContaining({ status: 410 }));
     await ahead.close();
     await behind.close();
+  });
+
+  it('a listener attached after its follower run began trusts the history only from the first change it saw (it may have missed earlier ones)', async () => {
+    const feed = await node();
+    const deps = {
+      feed,
+      registry: () => ({ get: () => ({ id: 'films', config: { key_name: 'id' } }) }),
+      entries: () => ({ toJson: (_d: unknown, entry: unknown) => JSON.stringify(entry) }),
+      server: {},
+      outbox: { enqueue: async () => undefined },
+      keepBefore: false,
+      logger: silentLogger,
+    } as unknown as ClusterChangesDeps;
+    const run = { epoch: 1, from: { high: 1767225600, low: 1 } } as FollowedChange['coverage'];
+    const change = (low: number, inRun: number): FollowedChange =>
+      ({ stream: 'films', collection: 'films', operationType: 'insert', key: low, origin: 'remote', position: { token: {}, clusterTime: { high: 1767225600, low } }, entry: { id: low }, coverage: run, db: undefined, inRun }) as unknown as FollowedChange;
+    const at = (i: number): string => clusterCursor({ high: 1767225600, low: i }, 0);
+    // Attached in time: the whole run (from its start) is trusted.
+    const onTime = new ClusterChanges(deps);
+    onTime.handle(change(3, 1));
+    expect(feed.beforeCoverage('films', at(2))).toBe(false);
+    // Attached late (the run's third change is the first it sees): only from that change on.
+    const late = await node();
+    new ClusterChanges({ ...deps, feed: late }).handle(change(5, 3));
+    expect(late.beforeCoverage('films', at(4))).toBe(true);
+    expect(late.beforeCoverage('films', at(5))).toBe(false);
+    await feed.close();
+    await late.close();
   });
 });
