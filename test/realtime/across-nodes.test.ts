@@ -4,9 +4,13 @@
  * a load balancer without sticky sessions. A subscriber that moves from one node to another
  * with its last cursor misses nothing and gets nothing twice; a webhook receiver gets each
  * change under one delivery id across the cluster, also when the node sending it is killed
- * mid-delivery (its claim expires and another node sends it again, same id).
+ * mid-delivery (its claim expires and another node sends it again, same id). With MONGODB_URL
+ * (a replica set) those two cases run on it too, on a fresh database; the cases that need the
+ * stand-in's switches (the oplog rolled over, round trips counted) run on the stand-in only.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { MongoClient } from 'mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MONGODB_CHANGES } from '../../plugins/mongodb/index.js';
 import { REALTIME } from '../../plugins/realtime/index.js';
@@ -20,22 +24,58 @@ afterEach(runCleanups);
 
 const stream = { ...films, config: { source: { type: 'database' } } };
 
-/** One node of the cluster: the mongodb plugin on the wire stand-in. */
-function nodeConfig(server: WireServer, realtime: Record<string, unknown> = {}): Record<string, unknown> {
+/** Where the nodes' database is: the wire stand-in (always), a real replica set (MONGODB_URL). */
+interface Target {
+  url: string;
+  database: string;
+  server?: WireServer;
+}
+
+const REAL = '[real server]';
+const realUrl = process.env.MONGODB_URL;
+const backends: Array<{ label: string; start(): Promise<Target> }> = [
+  {
+    label: ON_WIRE,
+    async start() {
+      const server = await new WireServer().start();
+      cleanups.push(() => server.close());
+      return { url: server.url(), database: 'streams', server };
+    },
+  },
+  ...(realUrl
+    ? [
+        {
+          label: REAL,
+          async start(): Promise<Target> {
+            const database = `streams_realtime_${randomBytes(4).toString('hex')}`;
+            const client = new MongoClient(realUrl, { serverSelectionTimeoutMS: 5000 });
+            cleanups.push(async () => {
+              await client.db(database).dropDatabase().catch(() => undefined);
+              await client.close();
+            });
+            return { url: realUrl, database };
+          },
+        },
+      ]
+    : []),
+];
+if (!realUrl) console.info('[realtime] across-nodes cases run on the wire stand-in only: MONGODB_URL is not set (no MongoDB server on this machine).');
+
+/** One node of the cluster: the mongodb plugin on the target's database. */
+function nodeConfig(target: Target, realtime: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     http: { transport: 'node' },
     plugins: [{ name: 'mongodb', options: { connect_wait_ms: 2000, retry_initial_ms: 50, retry_max_ms: 300 } }],
-    mongodb: { connections: { default: { url: server.url(), database: 'streams', options: { serverSelectionTimeoutMS: 1000 } } } },
+    mongodb: { connections: { default: { url: target.url, database: target.database, options: { serverSelectionTimeoutMS: target.server ? 1000 : 5000 } } } },
     realtime,
   };
 }
 
-async function cluster(nodes: number, realtime: Record<string, unknown> = {}): Promise<{ server: WireServer; apps: TestApp[] }> {
-  const server = await new WireServer().start();
-  cleanups.push(() => server.close());
+async function cluster(nodes: number, realtime: Record<string, unknown> = {}, backend = backends[0]!): Promise<{ server: WireServer; target: Target; apps: TestApp[] }> {
+  const target = await backend.start();
   const apps: TestApp[] = [];
   for (let i = 0; i < nodes; i++) {
-    const app = await startApp({ streams: { films: stream }, config: nodeConfig(server, realtime) });
+    const app = await startApp({ streams: { films: stream }, config: nodeConfig(target, realtime) });
     cleanups.push(() => app.close());
     apps.push(app);
   }
@@ -44,12 +84,14 @@ async function cluster(nodes: number, realtime: Record<string, unknown> = {}): P
   const first = await apps[0]!.request('POST', '/api/streams/films/entries', { id: 1000, title: 'Warm-up', year: 2000 });
   expect(first.status).toBe(201);
   for (const app of apps) await until(() => app.kernel.get(REALTIME).feed.covers('films'), 5000);
-  return { server, apps };
+  // `server`: the wire stand-in's switches, for the cases that run on it only.
+  return { server: target.server!, target, apps };
 }
 
-describe('realtime across nodes (database streams)', () => {
-  it(`${ON_WIRE} a subscriber that moves from node A to node B with its last cursor misses nothing and gets nothing twice`, async () => {
-    const { apps } = await cluster(3);
+describe.each(backends)('realtime across nodes (database streams) $label', ({ label }) => {
+  const backend = backends.find((b) => b.label === label)!;
+  it(`${label} a subscriber that moves from node A to node B with its last cursor misses nothing and gets nothing twice`, async () => {
+    const { apps } = await cluster(3, {}, backend);
     const [a, b, c] = apps as [TestApp, TestApp, TestApp];
     const onA = listen(`${a.url}/api/streams/films/changes`);
     await onA.opened;
@@ -83,8 +125,15 @@ describe('realtime across nodes (database streams)', () => {
     expect(changes().map((m) => m.cursor)).toEqual([...onA.events.slice(3), ...onB.events].map((e) => e.id));
   });
 
+  it(`${label} each change reaches a webhook receiver under one delivery id, once, while the node sending one is killed mid-delivery`, async () => {
+    await webhookOnceAcrossNodes(backend);
+  }, 30_000);
+});
+
+describe('realtime across nodes (database streams): the stand-in\'s switches', () => {
+
   it(`${ON_WIRE} a node that booted after the client's cursor replays from the database's history, then goes on live; past the oplog, 410`, async () => {
-    const { server, apps } = await cluster(1);
+    const { server, target, apps } = await cluster(1);
     const a = apps[0]!;
     const onA = listen(`${a.url}/api/streams/films/changes`);
     await onA.opened;
@@ -92,7 +141,7 @@ describe('realtime across nodes (database streams)', () => {
     await until(() => onA.events.length === 3, 5000);
     onA.source.close();
     // Node B starts now: its own history begins after every change the client saw or missed.
-    const b = await startApp({ streams: { films: stream }, config: nodeConfig(server) });
+    const b = await startApp({ streams: { films: stream }, config: nodeConfig(target) });
     cleanups.push(() => b.close());
     await until(() => b.kernel.get(MONGODB_CHANGES).isFollowing('films'), 5000);
     expect(b.kernel.get(REALTIME).feed.beforeCoverage('films', onA.events[0]!.id)).toBe(true);
@@ -180,28 +229,29 @@ describe('webhooks of a database stream across nodes', () => {
     expect(claims()).toBe(before);
     expect(server.stored('streams', 'realtime_outbox')).toEqual([]);
   });
-
-  it(`${ON_WIRE} each change reaches the receiver under one delivery id, once, while the node sending one is killed mid-delivery`, async () => {
-    const hook = await holdingReceiver();
-    const { apps } = await cluster(3, { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 100 } });
-    // The warm-up write's delivery is the first: held by the receiver, in flight on one node.
-    await until(() => hook.received.length === 1, 5000);
-    const victim = apps.findIndex((app) => app.kernel.get(REALTIME).outbox.sendingNow.size > 0);
-    expect(victim).toBeGreaterThanOrEqual(0);
-    const alive = apps.filter((_, i) => i !== victim);
-    // More changes through the nodes that stay, then the sender dies with its delivery unanswered.
-    for (let i = 1; i <= 4; i++) expect((await alive[i % 2]!.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
-    await apps[victim]!.close();
-    // Its claim expires (lease_ms), another node sends the held delivery again.
-    await until(() => hook.received.filter((r) => r.answered).length === 5, 15_000);
-    await new Promise((r) => setTimeout(r, 300)); // nothing more comes (a second delivery would)
-    const answered = hook.received.filter((r) => r.answered);
-    const ids = answered.map((r) => r.id);
-    expect(new Set(ids).size).toBe(5); // each delivery id answered once across the cluster
-    const changes = answered.map((r) => JSON.parse(r.body) as { event: string; id: number; cursor: string });
-    expect(changes.map((c) => `${c.event} ${c.id}`).sort()).toEqual(['created 1', 'created 1000', 'created 2', 'created 3', 'created 4']);
-    // The re-sent delivery is the held one: same id, so a receiver deduping by it sees the change once.
-    expect(hook.received.filter((r) => r.id === hook.received[0]!.id)).toHaveLength(2);
-    expect(hook.received).toHaveLength(6);
-  }, 30_000);
 });
+
+/** A receiver that holds the first delivery, three nodes, the sender of the held one shut down. */
+async function webhookOnceAcrossNodes(backend: (typeof backends)[number]): Promise<void> {
+  const hook = await holdingReceiver();
+  const { apps } = await cluster(3, { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 100 } }, backend);
+  // The warm-up write's delivery is the first: held by the receiver, in flight on one node.
+  await until(() => hook.received.length === 1, 5000);
+  const victim = apps.findIndex((app) => app.kernel.get(REALTIME).outbox.sendingNow.size > 0);
+  expect(victim).toBeGreaterThanOrEqual(0);
+  const alive = apps.filter((_, i) => i !== victim);
+  // More changes through the nodes that stay, then the sender dies with its delivery unanswered.
+  for (let i = 1; i <= 4; i++) expect((await alive[i % 2]!.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
+  await apps[victim]!.close();
+  // Its claim expires (lease_ms), another node sends the held delivery again.
+  await until(() => hook.received.filter((r) => r.answered).length === 5, 15_000);
+  await new Promise((r) => setTimeout(r, 300)); // nothing more comes (a second delivery would)
+  const answered = hook.received.filter((r) => r.answered);
+  const ids = answered.map((r) => r.id);
+  expect(new Set(ids).size).toBe(5); // each delivery id answered once across the cluster
+  const changes = answered.map((r) => JSON.parse(r.body) as { event: string; id: number; cursor: string });
+  expect(changes.map((c) => `${c.event} ${c.id}`).sort()).toEqual(['created 1', 'created 1000', 'created 2', 'created 3', 'created 4']);
+  // The re-sent delivery is the held one: same id, so a receiver deduping by it sees the change once.
+  expect(hook.received.filter((r) => r.id === hook.received[0]!.id)).toHaveLength(2);
+  expect(hook.received).toHaveLength(6);
+}
