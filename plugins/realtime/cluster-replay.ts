@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppError } from '../../kernel/index.js';
+import { AppError, isAppError } from '../../kernel/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { ChangeReplay } from '../mongodb/change-replay.js';
 import type { FollowedChanges } from '../mongodb/followed-changes.js';
@@ -57,7 +57,13 @@ export class ClusterReplay {
     if (changes === undefined || !changes.isFollowing(stream)) return undefined;
     const opened = changes.replay(stream, timeOfCursor(since));
     if (opened === undefined) return undefined;
-    return new ClusterReplay(deps, stream, await opened, since);
+    try {
+      return new ClusterReplay(deps, stream, await opened, since);
+    } catch (error) {
+      // Past the oplog: the feed's 410, with the cursor this node can follow from.
+      if (isAppError(error) && error.status === 410) throw deps.feed.goneFromDatabase(stream, since);
+      throw error;
+    }
   }
 
   /** Up to `max` changes after the cursor (fewer once caught up or handed to the local history). */

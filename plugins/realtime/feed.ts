@@ -473,11 +473,21 @@ export class ChangeFeed {
     await this.log.close();
   }
 
-  private gone(stream: string, cursor: string): AppError {
-    const oldest = this.oldestCursor(stream);
-    return new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again (the oldest kept cursor is ${oldest}).`, [
-      { message: 'The cursor is older than the change history.', meta: { oldest, latest: this.latest ?? null } },
+  private gone(stream: string, cursor: string, message = `Changes after the cursor [${cursor}] are no longer kept`): AppError {
+    const oldest = this.oldestFor(stream);
+    return new AppError(410, `${message}: read the list again (the oldest kept cursor is ${oldest}).`, [
+      { message: 'The cursor is older than the change history.', meta: { oldest, latest: this.latestOf(stream) ?? null } },
     ]);
+  }
+
+  /** The 410 of a cursor older than the database's history too (cluster-replay.ts): what this node can follow from. */
+  goneFromDatabase(stream: string, cursor: string): AppError {
+    return this.gone(stream, cursor, `Changes after the cursor [${cursor}] are no longer in the database's history (the oplog moved on)`);
+  }
+
+  /** Where a client that got a 410 follows from: a `database` stream's from this node's coverage (a cluster cursor), else the per-node oldest. */
+  private oldestFor(stream: string): string {
+    return this.coverage.get(stream)?.from ?? this.oldestCursor(stream);
   }
 
   private floorOf(stream: string): number {
