@@ -175,7 +175,8 @@ export const realtimePlugin = definePlugin(() => {
       });
 
       // Every change, from the API or from a file edited on disk, enters the feed; webhooks
-      // get theirs in the outbox (on disk) before the write is acknowledged.
+      // get theirs in the outbox (on disk) before the write is acknowledged (those of `database`
+      // streams: in the shared outbox, once a node reads the change: shared-outbox.ts).
       // `database` streams with the mongodb plugin loaded: their feed is filled from the change
       // stream (cluster-changes.ts), every node alike; the hooks would give per-node cursors.
       let followed: FollowedChanges | undefined | null = null;
@@ -200,7 +201,8 @@ export const realtimePlugin = definePlugin(() => {
         server.publish?.(topicOf(change.stream), socketMessage(change));
         await webhooks.enqueue(change);
       };
-      // Registered now, before any follower reads a change (the mongodb plugin starts them at its boot).
+      // It listens from boot on, once the history is read: a change a follower read before that is
+      // not in this node's feed, which then trusts its history only from the first change it saw.
       realtime.cluster = new ClusterChanges({ feed, registry, entries, server, outbox, keepBefore, logger: log });
       hooks.on('entry.created', publish('created'));
       hooks.on('entry.updated', publish('updated'));
