@@ -20,6 +20,8 @@ export interface ClusterChangesDeps {
   /** Access rules are on: updates keep the version before (a pre-image, when the collection keeps them). */
   keepBefore: boolean;
   logger: Logger;
+  /** A new run of following began (its coverage is set): webhooks of what came before it (outbox-catch-up.ts). */
+  newRun?(stream: string, db: FollowedChange['db']): void;
 }
 
 /**
@@ -52,6 +54,7 @@ export class ClusterChanges {
       const from = followed.coverage.from;
       const whole = from !== undefined && (followed.inRun ?? 1) === 1;
       this.deps.feed.cover(stream, whole ? clusterCursor(before(from), 0xffff) : cursor);
+      this.deps.newRun?.(stream, followed.db);
     }
     const entry = entryChangeOf(followed, definition, this.deps.entries(), this.deps.keepBefore);
     if (entry === undefined) return;

@@ -9,6 +9,7 @@ import { MONGODB_CHANGES, type FollowedChanges } from '../mongodb/followed-chang
 import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import { ClusterChanges } from './cluster-changes.js';
 import { SharedOutbox } from './shared-outbox.js';
+import { catchUpWebhooks } from './outbox-catch-up.js';
 import { Admission } from './admission.js';
 import { changesEndpoint } from './changes-endpoint.js';
 import { ChangeFeed, type ChangeEvent } from './feed.js';
@@ -203,7 +204,16 @@ export const realtimePlugin = definePlugin(() => {
       };
       // It listens from boot on, once the history is read: a change a follower read before that is
       // not in this node's feed, which then trusts its history only from the first change it saw.
-      realtime.cluster = new ClusterChanges({ feed, registry, entries, server, outbox, keepBefore, logger: log });
+      realtime.cluster = new ClusterChanges({
+        feed,
+        registry,
+        entries,
+        server,
+        outbox,
+        keepBefore,
+        logger: log,
+        newRun: (stream, db) => void catchUpWebhooks(cluster, outbox, stream, db, log),
+      });
       hooks.on('entry.created', publish('created'));
       hooks.on('entry.updated', publish('updated'));
       hooks.on('entry.deleted', publish('deleted'));

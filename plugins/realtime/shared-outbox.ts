@@ -36,6 +36,12 @@ interface SharedDelivery {
   dead_reason?: string;
 }
 
+/** The catch-up mark of a stream, beside its deliveries (`_id`: `mark:<stream>`; never claimed: it has no `done`). */
+interface OutboxMark {
+  _id: string;
+  cursor: string;
+}
+
 /** Deliveries one node sends at a time (over every database). */
 const MAX_IN_FLIGHT = 8;
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
@@ -71,6 +77,13 @@ export class SharedOutbox {
   private pumping = false;
   private again = false;
   private closed = false;
+  /** Per database and stream, the newest cluster cursor whose deliveries this node queued (written each poll: the catch-up mark). */
+  private readonly marks = new Map<Db, Map<string, string>>();
+  /**
+   * Streams whose mark a catch-up is reading: not moved meanwhile (it would hide what the
+   * catch-up looks for); what was queued meanwhile is noted once it has read it.
+   */
+  private readonly heldMarks = new Map<string, { holders: number; deferred: Array<[Db, string]> }>();
 
   constructor(
     private readonly webhooks: Webhooks,
@@ -89,12 +102,31 @@ export class SharedOutbox {
   }
 
   start(): void {
-    this.timer = setInterval(() => this.pump(), this.settings.pollMs);
+    this.timer = setInterval(() => {
+      this.pump();
+      void this.flushMarks();
+    }, this.settings.pollMs);
     this.timer.unref();
+  }
+
+  /** Whether any webhook may want a `database` stream's change. */
+  get wanted(): boolean {
+    return this.active();
+  }
+
+  /**
+   * The newest cluster cursor of `stream` whose deliveries some node queued (outbox-catch-up.ts:
+   * a node that starts following afresh queues those of the changes made since, while no node
+   * followed). Undefined before any.
+   */
+  async markOf(db: Db, stream: string): Promise<string | undefined> {
+    const found = await db.collection<OutboxMark>(this.settings.collection).findOne({ _id: `mark:${stream}` });
+    return typeof found?.cursor === 'string' ? found.cursor : undefined;
   }
 
   /** Add the deliveries of one change (idempotent across nodes); resolves once the database has them. */
   async enqueue(change: Change, db: Db | undefined): Promise<void> {
+    if (db !== undefined && this.active()) this.noteQueued(db, change.stream, change.cursor);
     const targets = this.webhooks.targetsOf(change);
     if (targets.length === 0) return;
     if (db === undefined) {
@@ -135,6 +167,7 @@ export class SharedOutbox {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    await this.flushMarks();
     // In-flight posts are abandoned, their claims left to expire: another node sends them again
     // (same id) once the lease is over. A node killed mid-delivery leaves the same state.
     for (const abort of this.aborts) abort.abort();
@@ -171,6 +204,49 @@ export class SharedOutbox {
       .finally(() => {
         this.pumping = false;
       });
+  }
+
+  /** Keep `stream`'s mark where it is until the returned function is called (a catch-up reads it). */
+  holdMark(stream: string): () => void {
+    const held = this.heldMarks.get(stream) ?? { holders: 0, deferred: [] };
+    held.holders++;
+    this.heldMarks.set(stream, held);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (--held.holders > 0) return;
+      this.heldMarks.delete(stream);
+      for (const [db, cursor] of held.deferred) this.noteQueued(db, stream, cursor);
+    };
+  }
+
+  private noteQueued(db: Db, stream: string, cursor: string): void {
+    const held = this.heldMarks.get(stream);
+    if (held !== undefined) {
+      held.deferred.push([db, cursor]);
+      return;
+    }
+    let streams = this.marks.get(db);
+    if (!streams) this.marks.set(db, (streams = new Map()));
+    const known = streams.get(stream);
+    if (known === undefined || cursor > known) streams.set(stream, cursor);
+  }
+
+  /** Write the marks noted since the last time (`$max`: cluster cursors compare as strings). */
+  private async flushMarks(): Promise<void> {
+    const marks = [...this.marks];
+    this.marks.clear();
+    for (const [db, streams] of marks) {
+      const collection = db.collection<OutboxMark>(this.settings.collection);
+      for (const [stream, cursor] of streams) {
+        await collection.updateOne({ _id: `mark:${stream}` }, { $max: { cursor } }, { upsert: true }).catch((error: unknown) => {
+          // Kept for the next flush: a lost mark only makes a later catch-up look further back.
+          this.noteQueued(db, stream, cursor);
+          this.logger.warn({ err: { message: (error as Error).message }, stream }, 'the shared webhook outbox mark could not be written');
+        });
+      }
+    }
   }
 
   private async outboxOf(db: Db): Promise<Collection<SharedDelivery>> {

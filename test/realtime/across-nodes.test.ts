@@ -195,8 +195,8 @@ interface Received {
   answered: boolean;
 }
 
-/** A receiver that holds the first delivery it gets (never answers it) and answers 200 to the rest. */
-async function holdingReceiver(): Promise<{ url: string; received: Received[] }> {
+/** A receiver that holds the first delivery it gets (never answers it; `hold` false: it does) and answers 200 to the rest. */
+async function holdingReceiver(hold = true): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   const held: ServerResponse[] = [];
   const server: Server = createServer((req, res) => {
@@ -205,7 +205,7 @@ async function holdingReceiver(): Promise<{ url: string; received: Received[] }>
     req.on('end', () => {
       const one = { id: String(req.headers['streams-delivery']), body, answered: false };
       received.push(one);
-      if (received.length === 1) {
+      if (hold && received.length === 1) {
         held.push(res);
         return;
       }
@@ -233,6 +233,25 @@ describe('webhooks of a database stream across nodes', () => {
     await new Promise((r) => setTimeout(r, 300)); // several poll intervals: a poll would claim
     expect(claims()).toBe(before);
     expect(server.stored('streams', 'realtime_outbox')).toEqual([]);
+  });
+
+  it(`${ON_WIRE} a change made while no node followed the stream is delivered once a node follows again (from the outbox's mark)`, async () => {
+    const hook = await holdingReceiver(false);
+    const realtime = { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 50 } };
+    const { server, target, apps } = await cluster(1, realtime);
+    await until(() => hook.received.length === 1, 5000); // the warm-up
+    await apps[0]!.close(); // the whole cluster is down...
+    const writer = new MongoClient(server.url());
+    cleanups.push(() => writer.close(true));
+    // ...while another tool writes the collection.
+    await writer.db('streams').collection<{ _id: number; title: string; year: number }>('films').insertOne({ _id: 2, title: 'Written while no node ran', year: 2001 });
+    const b = await startApp({ streams: { films: stream }, config: nodeConfig(target, realtime) });
+    cleanups.push(() => b.close());
+    await until(() => b.kernel.get(MONGODB_CHANGES).isFollowing('films'), 5000);
+    expect((await b.request('POST', '/api/streams/films/entries', { id: 3, title: 'After', year: 2002 })).status).toBe(201);
+    await until(() => hook.received.length === 3, 5000);
+    await new Promise((r) => setTimeout(r, 200)); // nothing more comes (a second delivery would)
+    expect(hook.received.map((r) => (JSON.parse(r.body) as { id: number }).id).sort()).toEqual([1000, 2, 3].sort());
   });
 });
 
