@@ -126,9 +126,12 @@ export class SharedOutbox {
 
   /** Add the deliveries of one change (idempotent across nodes); resolves once the database has them. */
   async enqueue(change: Change, db: Db | undefined): Promise<void> {
-    if (db !== undefined && this.active()) this.noteQueued(db, change.stream, change.cursor);
+    // The mark moves only past a change whose deliveries are in the collection (or that has none).
+    const note = (): void => {
+      if (db !== undefined && this.active()) this.noteQueued(db, change.stream, change.cursor);
+    };
     const targets = this.webhooks.targetsOf(change);
-    if (targets.length === 0) return;
+    if (targets.length === 0) return note();
     if (db === undefined) {
       this.logger.error({ stream: change.stream, cursor: change.cursor }, 'webhook deliveries of a database stream could not be queued: no database');
       return;
@@ -161,6 +164,7 @@ export class SharedOutbox {
         }
       }),
     );
+    note();
     this.pump();
   }
 
