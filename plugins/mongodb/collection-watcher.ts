@@ -1,7 +1,16 @@
-import type { ChangeStreamDocument, Collection, Db, Document } from 'mongodb';
+import type { ChangeStreamDocument, Collection, Db, Document, Timestamp } from 'mongodb';
 import type { Logger } from '../../kernel/index.js';
 import { ChangeFollower, type ChangePosition } from './change-follower.js';
 import { codeOf } from './errors.js';
+
+/**
+ * One unbroken run of following: `epoch` grows at every fresh start (the follower had no resume
+ * point), `from` is the cluster time it started at (every change at or after it is read).
+ */
+export interface FollowCoverage {
+  epoch: number;
+  from: Timestamp | undefined;
+}
 
 /** What a cache over a collection needs to hear (Source.watchStore). */
 export type StoreEvent = 'changed' | 'unreliable' | 'reliable';
@@ -20,6 +29,7 @@ export class CollectionWatcher {
   private readonly follower: ChangeFollower<Document>;
   private reliable = false;
   private saidUnsupported = false;
+  private coverageNow: FollowCoverage = { epoch: 0, from: undefined };
 
   constructor(
     collection: () => Collection<Document>,
@@ -34,7 +44,10 @@ export class CollectionWatcher {
       collection,
       db,
       {
-        opened: () => {
+        opened: (resumed) => {
+          // A fresh start (boot, or after the resume point was dropped): the changes this node
+          // has followed without a hole begin here (realtime across nodes, issue #29 item 6).
+          if (!resumed) this.coverageNow = { epoch: this.coverageNow.epoch + 1, from: this.follower.resumePoint.startAtOperationTime };
           if (this.reliable) return;
           this.reliable = true;
           this.emit('changed');
@@ -59,6 +72,11 @@ export class CollectionWatcher {
       logger,
       { retry, watch: { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' } },
     );
+  }
+
+  /** Since when this node has read every change of the collection, without a hole (`from`: unknown when the start time could not be read). */
+  get coverage(): FollowCoverage {
+    return this.coverageNow;
   }
 
   /** The newest resume point kept (tests, and what a restart resumes from). */

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import type { Collection, Document, Filter } from 'mongodb';
 import { MongoServerSelectionError } from 'mongodb';
 import { AppError, KeyedLock, type Logger } from '../../kernel/index.js';
@@ -12,12 +11,15 @@ import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, to
 import { contentDigest, EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
+import { openReplay } from './change-replay.js';
 import type { FollowedChanges } from './followed-changes.js';
 import type { IndexBuilds } from './index-builds.js';
 import { ensureIndexes, indexCount } from './indexes.js';
 import { patchUpdate, Revisions, StaleWriteError } from './writes.js';
 
 /** How long closing a source waits for an index build still running (then it lets it finish alone). */
+/** Tries of a write with no intent while other writers keep replacing the entry in between. */
+const MAX_REPLACE_ATTEMPTS = 20;
 const INDEX_BUILD_CLOSE_WAIT_MS = 2000;
 
 /** Default longest time one read may run on the server (`query_timeout_ms`). */
@@ -176,11 +178,32 @@ export class MongoSource implements Source {
       (change, position) => {
         const origin = this.remote.handle(change);
         const key = 'documentKey' in change ? (change.documentKey as { _id?: unknown } | undefined)?._id : undefined;
-        this.options.changes?.publish({ stream: this.definition.id, collection: this.collectionName, operationType: change.operationType, key, origin, position });
+        const changes = this.options.changes;
+        if (changes === undefined) return;
+        const after = 'fullDocument' in change && change.fullDocument ? fromDocument(change.fullDocument, this.keyName) : undefined;
+        const before = 'fullDocumentBeforeChange' in change && change.fullDocumentBeforeChange ? fromDocument(change.fullDocumentBeforeChange, this.keyName) : undefined;
+        changes.publish({
+          stream: this.definition.id,
+          collection: this.collectionName,
+          operationType: change.operationType,
+          key,
+          origin,
+          position,
+          entry: after,
+          previous: before,
+          coverage: watcher.coverage,
+          db: this.connection.db,
+        });
       },
       () => this.connection.db,
     );
     this.watcher = watcher;
+    this.options.changes?.following(
+      this.definition.id,
+      () => this.connection.db,
+      () => watcher.coverage,
+      (from) => openReplay(this.collection as unknown as Collection<Document>, this.definition.id, this.keyName, from),
+    );
     void this.connection
       .whenConnected(2 ** 31 - 1)
       .then(() => watcher.start())
@@ -313,18 +336,9 @@ export class MongoSource implements Source {
     const previous = intent?.previous;
     const mode = intent?.mode;
     if (mode === undefined) {
-      // No intent (the bare Source contract: create or replace, last write wins). The
-      // revision only has to differ from the one replaced: a random one, as nothing was read.
+      // No intent (the bare Source contract: create or replace, last write wins).
       await this.raiseCounterFor(id);
-      document[REVISION_FIELD] = randomInt(1, 2 ** 47);
-      try {
-        await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
-      } catch (error) {
-        // Two upserts of one new `_id` racing (two nodes): the loser's insert half fails on
-        // the `_id` index; the document exists now, so its retry replaces it.
-        if (!isDuplicateKey(error) || !String((error as Error).message).includes('_id_')) throw error;
-        await this.collection.replaceOne({ _id: id }, document as StoredDocument, { upsert: true });
-      }
+      await this.replaceAnyVersion(key, id, document);
       delete document[KEY_ORDER_FIELD];
       return this.entryOf(document);
     }
@@ -361,6 +375,35 @@ export class MongoSource implements Source {
     if (result.matchedCount === 0) throw new StaleWriteError(key, intent?.precondition, false);
     delete document[KEY_ORDER_FIELD];
     return this.entryOf(document);
+  }
+
+  /**
+   * Replace (or create) whatever version is stored, with the next revision: the stored `_rev`
+   * is read and the replace is conditional on it, again while another writer gets in between
+   * (last write wins, but `_rev` only ever grows: a random one, as before, could move it back,
+   * and a node holding the old value could take it for unchanged). Two round trips, for the
+   * writes that name no intent (imports, tools); the API's writes have one.
+   */
+  private async replaceAnyVersion(key: EntryKey, id: EntryKey, document: Document): Promise<void> {
+    for (let attempt = 0; attempt < MAX_REPLACE_ATTEMPTS; attempt++) {
+      const stored = await this.collection.findOne({ _id: id } as Filter<StoredDocument>, { projection: { [REVISION_FIELD]: 1 }, maxTimeMS: this.maxTimeMS });
+      if (stored === null) {
+        document[REVISION_FIELD] = 1;
+        try {
+          await this.collection.insertOne(document as StoredDocument);
+          return;
+        } catch (error) {
+          // Created by another writer in between: replace that one.
+          if (!isDuplicateKey(error) || !String((error as Error).message).includes('_id_')) throw error;
+          continue;
+        }
+      }
+      const revision = typeof stored[REVISION_FIELD] === 'number' ? (stored[REVISION_FIELD] as number) : null;
+      document[REVISION_FIELD] = (revision ?? 0) + 1;
+      const result = await this.collection.replaceOne({ _id: id, [REVISION_FIELD]: revision } as Filter<StoredDocument>, document as StoredDocument);
+      if (result.matchedCount > 0) return;
+    }
+    throw new StaleWriteError(key, false, false);
   }
 
   async delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {

@@ -6,7 +6,8 @@ import type { StreamRegistry } from '../streams/index.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
 import { Admission, type RealtimeLimits } from './admission.js';
 import type { Change, ChangeFeed } from './feed.js';
-import { follow, page } from './replay.js';
+import { follow, page, resumeAt, type FollowResult } from './replay.js';
+import { ClusterReplay, followCluster, pageCluster, type ClusterReplayDeps } from './cluster-replay.js';
 import { changeJson, sseEvent, subscriptionOf, type Subscription } from './subscription.js';
 
 /** Set in `request.locals` by a WebSocket subscription's access check: the endpoint only checks and describes. */
@@ -30,6 +31,8 @@ export interface ChangesDeps {
   /** Throws the 403 for a browser origin that may not follow changes here. */
   checkOrigin(request: ApiRequest): void;
   logger: Logger;
+  /** Cluster cursors older than this node's history: replayed from the database (cluster-replay.ts). */
+  cluster: ClusterReplayDeps;
 }
 
 const CHANGE_SCHEMA = {
@@ -93,19 +96,24 @@ export function changesEndpoint(deps: ChangesDeps): ExtraEndpoint {
       }
       if ((request.header('accept') ?? '').includes('text/event-stream')) {
         deps.checkOrigin(request);
-        return eventStream(deps, request, subscription);
+        return await eventStream(deps, request, subscription);
       }
       return changesPage(deps, request, subscription);
     },
   };
 }
 
-function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): HttpReply {
+async function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): Promise<HttpReply> {
   const { feed, limits, logger } = deps;
   // A bad or expired cursor is a 400/410 answer now, not a broken stream; so is a client over its share.
-  const after = subscription.since === undefined ? feed.head : feed.position(subscription.stream, subscription.since);
+  // A cluster cursor older than this node's history is checked against the database's now
+  // (410 when the oplog moved past it), and read again once the stream opens (a reply never
+  // streamed leaves no change stream open).
+  const remote = await ClusterReplay.open(deps.cluster, subscription.stream, subscription.since);
+  await remote?.close();
+  const { after, filter } = remote !== undefined ? { after: 0, filter: subscription.filter } : resumeAt(feed, subscription.stream, subscription.since, subscription.filter, 'head');
   const client = Admission.clientOf(request.locals, request.ip);
-  deps.admission.take('sse', client, subscription.filter.key.length)();
+  deps.admission.take('sse', client, filter.key.length)();
   const requestId = request.id;
   return {
     status: 200,
@@ -120,7 +128,7 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
     stream: (open) => {
       let release: () => void;
       try {
-        release = deps.admission.take('sse', client, subscription.filter.key.length);
+        release = deps.admission.take('sse', client, filter.key.length);
       } catch {
         // Taken by others in the meantime: the client reconnects (EventSource does) and gets the 429/503.
         open.end();
@@ -145,7 +153,15 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
       });
       send('retry: 2000\n: connected\n\n');
       const target = { write: (change: Change) => send(sseEvent(change)), closed: () => open.closed, buffered: () => open.buffered };
-      follow(feed, subscription.stream, after, subscription.filter, target, { bytes: limits.replay_bytes, pauseAbove: limits.send_buffer_bytes / 2 }).then(
+      const budget = { bytes: limits.replay_bytes, pauseAbove: limits.send_buffer_bytes / 2 };
+      const start = async (): Promise<FollowResult> => {
+        const again = remote === undefined ? undefined : await ClusterReplay.open(deps.cluster, subscription.stream, subscription.since);
+        if (again !== undefined) return followCluster(again, feed, subscription.stream, filter, target, budget);
+        // No replay needed (any more: the local history reaches the cursor now).
+        const local = remote === undefined ? { after, filter } : resumeAt(feed, subscription.stream, subscription.since, filter, 'head');
+        return follow(feed, subscription.stream, local.after, local.filter, target, budget);
+      };
+      start().then(
         (result) => {
           if (result.live) {
             if (open.closed) result.stop();
@@ -176,9 +192,17 @@ function eventStream(deps: ChangesDeps, request: ApiRequest, subscription: Subsc
 async function changesPage(deps: ChangesDeps, request: ApiRequest, subscription: Subscription): Promise<HttpReply> {
   const params = new URLSearchParams(request.query);
   const perPage = Math.min(deps.pageDefaults.max_per_page, Math.max(1, Number(params.get('per_page')) || deps.pageDefaults.per_page));
-  const after = deps.feed.position(subscription.stream, subscription.since);
-  const { changes, last, more } = await page(deps.feed, subscription.stream, after, subscription.filter, perPage, deps.limits.replay_bytes);
-  const cursor = last ?? subscription.since ?? deps.feed.latest ?? null;
+  const remote = await ClusterReplay.open(deps.cluster, subscription.stream, subscription.since);
+  let found: { changes: Change[]; last: string | undefined; more: boolean };
+  if (remote !== undefined) {
+    found = await pageCluster(remote, deps.feed, subscription.stream, subscription.filter, perPage, deps.limits.replay_bytes);
+  } else {
+    const { after, filter } = resumeAt(deps.feed, subscription.stream, subscription.since, subscription.filter, 'oldest');
+    found = await page(deps.feed, subscription.stream, after, filter, perPage, deps.limits.replay_bytes);
+  }
+  const { changes, last, more } = found;
+  const latest = deps.feed.latestOf(subscription.stream) ?? null;
+  const cursor = last ?? subscription.since ?? latest;
   const base = `${deps.api.baseUrl(request)}${request.path}`;
   const next = (c: string): string => {
     const q = new URLSearchParams(request.query);
@@ -188,6 +212,6 @@ async function changesPage(deps: ChangesDeps, request: ApiRequest, subscription:
   const links: Record<string, string> = { self: `${base}${request.query ? `?${request.query}` : ''}` };
   if (cursor !== null) links.next = next(cursor);
   const data = `[${changes.map((c) => `{"cursor":${JSON.stringify(c.cursor)},"event":"${c.event}",${changeJson(c).slice(1)}`).join(',')}]`;
-  const meta = JSON.stringify({ stream: subscription.stream, cursor, latest: deps.feed.latest ?? null, has_more: more });
+  const meta = JSON.stringify({ stream: subscription.stream, cursor, latest, has_more: more });
   return { status: 200, headers: [['Cache-Control', 'no-cache']], body: envelope(JSON.stringify(links), meta, data) };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { AppError, type Logger } from '../../kernel/index.js';
+import { isClusterCursor } from './cluster-cursor.js';
 import { importLegacyHistory } from './legacy-files.js';
 import { SegmentLog, type RecordRef, type Segment } from './segment-log.js';
 
@@ -69,6 +70,8 @@ export interface Kept {
   readonly seq: number;
   readonly at: number;
   readonly ref: RecordRef;
+  /** A `database` stream's change: its cluster cursor (cluster-cursor.ts), the same on every node. */
+  readonly pos?: string;
 }
 
 /** The streams a segment holds changes of (their largest seq there) and its newest change's time. */
@@ -77,8 +80,8 @@ interface SegmentInfo {
   lastAt: number;
 }
 
-/** Memory one kept change costs in the index (its Kept object and array slot), for the budget. */
-export const KEPT_COST = 120;
+/** Memory one kept change costs in the index (its Kept object, array slot, a cluster cursor), for the budget. */
+export const KEPT_COST = 160;
 /** Runs remembered (a boot each): cursors of older ones answer 410. */
 const MAX_RUNS = 256;
 /** Cursors are `<run>-<seq>`. */
@@ -104,6 +107,18 @@ class StreamHistory {
       this.items = this.items.slice(this.head);
       this.head = 0;
     }
+  }
+
+  /** The index of the first change whose cluster cursor is > `cursor` (binary search: they are kept in cluster order). */
+  afterPos(cursor: string): number {
+    let lo = this.head;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.items[mid]!.pos ?? '') <= cursor) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** The index of the first change with seq > `after` (binary search). */
@@ -149,6 +164,12 @@ export class ChangeFeed {
   private globalFloor = 0;
   private readonly listeners = new Map<string, Map<string, { filter: ChangeFilter; set: Set<ChangeListener> }>>();
   private subscriberCount = 0;
+  /**
+   * `database` streams (issue #29 item 6): the local history holds every change with a
+   * cluster cursor >= `from` (this node followed the collection without a hole since), the
+   * first of them after local seq `seq`. In memory: a restart follows afresh.
+   */
+  private readonly coverage = new Map<string, { from: string; seq: number }>();
   readonly log: SegmentLog;
 
   constructor(
@@ -202,18 +223,27 @@ export class ChangeFeed {
     const { seq, stream, cursor, at } = record;
     if (typeof seq !== 'number' || typeof stream !== 'string' || typeof cursor !== 'string' || seq <= this.seq) return;
     this.seq = seq;
-    this.lastCursor = cursor;
-    this.remember(cursor.slice(0, cursor.lastIndexOf('-')));
-    this.keep(stream, { seq, at: typeof at === 'number' ? at : Date.now(), ref });
+    const cluster = isClusterCursor(cursor);
+    if (!cluster) {
+      this.lastCursor = cursor;
+      this.remember(cursor.slice(0, cursor.lastIndexOf('-')));
+    }
+    this.keep(stream, { seq, at: typeof at === 'number' ? at : Date.now(), ref, pos: cluster ? cursor : undefined });
   }
 
-  /** Record a change and tell the stream's subscribers (each filter checked once). */
-  publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>, before?: Record<string, unknown>): Change {
+  /**
+   * Record a change and tell the stream's subscribers (each filter checked once). `pos`: a
+   * `database` stream's change, with its cluster cursor (the feed of such a stream is filled
+   * in the order of the collection's change stream: cluster-changes.ts).
+   */
+  publish(stream: string, event: ChangeEvent, id: unknown, data: string, match: Record<string, unknown>, before?: Record<string, unknown>, pos?: string): Change {
     const seq = ++this.seq;
     const at = Date.now();
-    const change: Change = { cursor: `${this.run}-${seq}`, seq, stream, event, id, data, match, at };
-    if (this.lastCursor === undefined || !this.lastCursor.startsWith(`${this.run}-`)) this.remember(this.run);
-    this.lastCursor = change.cursor;
+    const change: Change = { cursor: pos ?? `${this.run}-${seq}`, seq, stream, event, id, data, match, at };
+    if (pos === undefined) {
+      if (this.lastCursor === undefined || !this.lastCursor.startsWith(`${this.run}-`)) this.remember(this.run);
+      this.lastCursor = change.cursor;
+    }
     let matchJson = 'null';
     if (data.length > this.limits.maxChangeBytes) {
       // Too large to copy into the feed and to every subscriber: a reference, clients re-read
@@ -241,7 +271,7 @@ export class ChangeFeed {
       this.raiseFloor(stream, seq);
       this.logger.error({ err: error, path: ref.segment.file }, 'the change history could not be written: resuming across this change answers 410');
     });
-    this.keep(stream, { seq, at, ref });
+    this.keep(stream, { seq, at, ref, pos });
     this.trim(stream, at);
     this.enforceBudgets(at);
     this.tell(change);
@@ -276,6 +306,7 @@ export class ChangeFeed {
    */
   position(stream: string, cursor: string | undefined): number {
     this.trim(stream, Date.now());
+    if (cursor !== undefined && isClusterCursor(cursor)) return this.clusterPosition(stream, cursor).after;
     if (cursor === undefined) return Math.max(this.floorOf(stream), (this.history.get(stream)?.first()?.seq ?? this.seq + 1) - 1);
     const match = CURSOR.exec(cursor);
     if (!match) throw new AppError(400, `The cursor [${cursor.slice(0, 64)}] is not one this server hands out.`);
@@ -285,6 +316,79 @@ export class ChangeFeed {
     if (run === this.run ? seq > this.seq : seq > this.persistedSeq) throw this.gone(stream, cursor);
     if (seq < this.floorOf(stream)) throw this.gone(stream, cursor);
     return seq;
+  }
+
+  /**
+   * A `database` stream's follower started afresh (boot, or its resume point was dropped):
+   * from now on the history holds every change with a cluster cursor >= `from`.
+   */
+  cover(stream: string, from: string): void {
+    this.coverage.set(stream, { from, seq: this.seq });
+  }
+
+  /**
+   * Whether this node's history cannot serve a cluster cursor (it is older than what this run
+   * followed, or than what retention left): the database's history is read back (cluster-replay.ts).
+   */
+  beforeCoverage(stream: string, cursor: string): boolean {
+    return this.localSpot(stream, cursor) === undefined;
+  }
+
+  /** Whether the stream's history is kept by cluster position (a `database` stream followed on this node). */
+  covers(stream: string): boolean {
+    return this.coverage.has(stream);
+  }
+
+  /**
+   * Where a client with a cluster cursor resumes on this node: the local seq after which to
+   * replay, and `skipThrough` when this node has not yet read as far as the cursor (its own
+   * follower lags): changes up to it, when they come, are not sent again. 410 when this node
+   * did not follow the collection back then (it booted, or restarted its follower, after it).
+   */
+  clusterPosition(stream: string, cursor: string, caughtUp = false): { after: number; skipThrough?: string } {
+    const covered = this.coverage.get(stream);
+    // `caughtUp`: a replay read the database's history past `cursor` to its end; every later
+    // change reaches this feed through the follower, and whatever it holds after the cursor is complete.
+    const kept = this.history.get(stream);
+    if (caughtUp) {
+      if (covered === undefined) return { after: this.seq, skipThrough: cursor };
+      // What this run kept after the cursor (what it kept up to it, the replay sent).
+      const at = kept === undefined ? -1 : kept.afterPos(cursor);
+      const after = kept !== undefined && at > kept.head ? kept.items[at - 1]!.seq : covered.seq;
+      return { after: Math.max(after, covered.seq, this.floorOf(stream)), skipThrough: cursor };
+    }
+    const spot = this.localSpot(stream, cursor);
+    if (spot === undefined) throw this.gone(stream, cursor);
+    return spot;
+  }
+
+  /** Where the local history serves a cluster cursor from, or undefined when it cannot (clusterPosition's 410). */
+  private localSpot(stream: string, cursor: string): { after: number; skipThrough?: string } | undefined {
+    const covered = this.coverage.get(stream);
+    const kept = this.history.get(stream);
+    if (covered === undefined || cursor < covered.from) return undefined;
+    if (kept === undefined || kept.size === 0) {
+      // Nothing kept: fine only if nothing this node followed was dropped since.
+      if (this.floorOf(stream) > covered.seq) return undefined;
+      return { after: this.seq, skipThrough: cursor };
+    }
+    const at = kept.afterPos(cursor);
+    if (at === kept.head) {
+      // Every kept change is after the cursor: complete only if none of this run was dropped.
+      if (this.floorOf(stream) > covered.seq) return undefined;
+      return { after: Math.max(covered.seq, kept.items[at]!.seq - 1) };
+    }
+    const after = kept.items[at - 1]!.seq;
+    return at === kept.items.length ? { after, skipThrough: cursor } : { after };
+  }
+
+  /** The newest cursor of a stream (a `database` stream's: its cluster cursor), for a client starting from now. */
+  latestOf(stream: string): string | undefined {
+    const covered = this.coverage.get(stream);
+    if (covered === undefined) return this.lastCursor;
+    const kept = this.history.get(stream);
+    const last = kept?.items[kept.items.length - 1];
+    return last !== undefined && last.seq > covered.seq && last.pos !== undefined ? last.pos : covered.from;
   }
 
   /**
@@ -353,6 +457,7 @@ export class ChangeFeed {
 
   /** Forget a deleted stream's history. */
   drop(stream: string): void {
+    this.coverage.delete(stream);
     const kept = this.history.get(stream);
     this.history.delete(stream);
     if (kept && kept.size > 0) {
@@ -368,11 +473,21 @@ export class ChangeFeed {
     await this.log.close();
   }
 
-  private gone(stream: string, cursor: string): AppError {
-    const oldest = this.oldestCursor(stream);
-    return new AppError(410, `Changes after the cursor [${cursor}] are no longer kept: read the list again (the oldest kept cursor is ${oldest}).`, [
-      { message: 'The cursor is older than the change history.', meta: { oldest, latest: this.latest ?? null } },
+  private gone(stream: string, cursor: string, message = `Changes after the cursor [${cursor}] are no longer kept`): AppError {
+    const oldest = this.oldestFor(stream);
+    return new AppError(410, `${message}: read the list again (the oldest kept cursor is ${oldest}).`, [
+      { message: 'The cursor is older than the change history.', meta: { oldest, latest: this.latestOf(stream) ?? null } },
     ]);
+  }
+
+  /** The 410 of a cursor older than the database's history too (cluster-replay.ts): what this node can follow from. */
+  goneFromDatabase(stream: string, cursor: string): AppError {
+    return this.gone(stream, cursor, `Changes after the cursor [${cursor}] are no longer in the database's history (the oplog moved on)`);
+  }
+
+  /** Where a client that got a 410 follows from: a `database` stream's from this node's coverage (a cluster cursor), else the per-node oldest. */
+  private oldestFor(stream: string): string {
+    return this.coverage.get(stream)?.from ?? this.oldestCursor(stream);
   }
 
   private floorOf(stream: string): number {

@@ -1,10 +1,15 @@
 import path from 'node:path';
-import { definePlugin } from '../../kernel/index.js';
+import { ConfigError, definePlugin } from '../../kernel/index.js';
 import type { EntryHookPayload } from '../entries/index.js';
 import { API } from '../api/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { HTTP_SERVER, type StreamSink } from '../http/index.js';
-import { STREAM_REGISTRY, type StreamRegistry } from '../streams/index.js';
+// The service token only (not the plugin's index): an app without MongoDB never loads the driver.
+import { MONGODB_CHANGES, type FollowedChanges } from '../mongodb/followed-changes.js';
+import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { ClusterChanges } from './cluster-changes.js';
+import { SharedOutbox } from './shared-outbox.js';
+import { catchUpWebhooks } from './outbox-catch-up.js';
 import { Admission } from './admission.js';
 import { changesEndpoint } from './changes-endpoint.js';
 import { ChangeFeed, type ChangeEvent } from './feed.js';
@@ -30,7 +35,7 @@ export const realtimePlugin = definePlugin(() => {
     name: 'realtime',
     settings: realtimeSettings,
     requires: ['api', 'entries', 'streams', 'http'],
-    register({ provide, use, config, hooks, logger }) {
+    register({ provide, use, find, config, hooks, logger }) {
       const settings = config.realtime;
       const folder = path.join(config.streams.data_path, '.realtime');
       // The context's logger binds `plugin` already (a child binding it again repeated the key).
@@ -88,11 +93,26 @@ export const realtimePlugin = definePlugin(() => {
         log,
         (stream) => ((registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? []).filter((hook) => allowedHost(hook.url)),
       );
+      if (settings.cluster.lease_ms <= settings.webhook_timeout_ms) {
+        throw new ConfigError(`realtime.cluster.lease_ms (${settings.cluster.lease_ms}) must be longer than realtime.webhook_timeout_ms (${settings.webhook_timeout_ms}): a delivery still being sent would be taken over.`);
+      }
+      const outbox = new SharedOutbox(
+        webhooks,
+        { collection: settings.cluster.outbox_collection, leaseMs: settings.cluster.lease_ms, pollMs: settings.cluster.poll_ms, keepDoneMs: settings.cluster.keep_done_seconds * 1000 },
+        { maxAttempts: settings.webhook_max_attempts, maxAgeMs: settings.webhook_max_age_seconds * 1000, retryBaseMs: settings.webhook_retry_base_ms },
+        () => find(MONGODB_CHANGES)?.followedDatabases() ?? [],
+        // A node without webhooks for database streams never polls the shared outbox.
+        () => settings.webhooks.length > 0 || registry().list().some((d) => d.config.source.type === 'database' && ((d.extra.webhooks as unknown[] | undefined)?.length ?? 0) > 0),
+        log,
+      );
       const open = new Set<StreamSink>();
       const sessions = new Set<RealtimeSession>();
-      realtime = { feed, webhooks, open, sessions, admission };
+      realtime = { feed, webhooks, open, sessions, admission, outbox };
       provide(REALTIME, realtime);
 
+      // Access rules on (issue #28): updates keep the version before, and one no client sees may still move an entry across a rule.
+      const keepBefore = (config as unknown as Record<string, unknown>).access !== undefined;
+      const cluster = { feed, changes: () => find(MONGODB_CHANGES), registry, entries: () => entriesService, keepBefore };
       const api = use(API);
       const checkOrigin = originCheck(config.api.cors.origins, (request) => api.baseUrl(request));
       const entriesService = use(ENTRIES);
@@ -111,6 +131,7 @@ export const realtimePlugin = definePlugin(() => {
           limits: settings.limits,
           checkOrigin,
           logger: log,
+          cluster,
         }),
       );
       api.addEndpoint({
@@ -140,6 +161,7 @@ export const realtimePlugin = definePlugin(() => {
             headers,
             ip: request.ip,
             logger: log,
+            cluster,
             onClose: (s: RealtimeSession) => sessions.delete(s),
           };
           return {
@@ -154,12 +176,19 @@ export const realtimePlugin = definePlugin(() => {
       });
 
       // Every change, from the API or from a file edited on disk, enters the feed; webhooks
-      // get theirs in the outbox (on disk) before the write is acknowledged.
-      // Access rules on (issue #28): updates keep the version before, and one no client sees may still move an entry across a rule.
-      const keepBefore = (config as unknown as Record<string, unknown>).access !== undefined;
+      // get theirs in the outbox (on disk) before the write is acknowledged (those of `database`
+      // streams: in the shared outbox, once a node reads the change: shared-outbox.ts).
+      // `database` streams with the mongodb plugin loaded: their feed is filled from the change
+      // stream (cluster-changes.ts), every node alike; the hooks would give per-node cursors.
+      let followed: FollowedChanges | undefined | null = null;
+      const fromChangeStream = (definition: StreamDefinition): boolean => {
+        if (definition.config.source.type !== 'database') return false;
+        if (followed === null) followed = find(MONGODB_CHANGES);
+        return followed !== undefined;
+      };
       const publish = (event: ChangeEvent) => async (payload: EntryHookPayload) => {
         const definition = registry().get(payload.stream);
-        if (definition === undefined) return;
+        if (definition === undefined || fromChangeStream(definition)) return;
         const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
         // A write that changed nothing a client can see (a PATCH with the values it had) is no change.
         if (event === 'updated' && payload.original !== undefined && entries().toJson(definition, payload.original) === data) {
@@ -173,6 +202,18 @@ export const realtimePlugin = definePlugin(() => {
         server.publish?.(topicOf(change.stream), socketMessage(change));
         await webhooks.enqueue(change);
       };
+      // It listens from boot on, once the history is read: a change a follower read before that is
+      // not in this node's feed, which then trusts its history only from the first change it saw.
+      realtime.cluster = new ClusterChanges({
+        feed,
+        registry,
+        entries,
+        server,
+        outbox,
+        keepBefore,
+        logger: log,
+        newRun: (stream, db) => void catchUpWebhooks(cluster, outbox, stream, db, log),
+      });
       hooks.on('entry.created', publish('created'));
       hooks.on('entry.updated', publish('updated'));
       hooks.on('entry.deleted', publish('deleted'));
@@ -180,14 +221,21 @@ export const realtimePlugin = definePlugin(() => {
         if (action === 'deleted') feed.drop(id);
       });
     },
-    async boot({ use }) {
-      const { feed, webhooks } = realtime;
+    async boot({ use, find }) {
+      const { feed, webhooks, outbox, cluster } = realtime;
       await feed.load();
       await webhooks.load();
+      const changes = find(MONGODB_CHANGES);
+      if (changes !== undefined && cluster !== undefined) {
+        realtime.stopFollowing = changes.listen((change) => cluster.handle(change));
+        outbox.start();
+      }
       use(HTTP_SERVER).addReadinessCheck('webhooks', () => ({ ready: true, details: webhooks.report() }));
     },
     async shutdown() {
-      const { feed, webhooks, open, sessions } = realtime;
+      const { feed, webhooks, open, sessions, outbox } = realtime;
+      realtime.stopFollowing?.();
+      await outbox.close();
       for (const sink of [...open]) sink.end();
       for (const session of [...sessions]) session.close();
       await feed.close();

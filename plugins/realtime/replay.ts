@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isClusterCursor } from './cluster-cursor.js';
 import { deliverable, type Change, type ChangeFeed, type ChangeFilter } from './feed.js';
 
 /** Where a replay writes: a Server-Sent Events stream, a WebSocket. */
@@ -26,6 +27,30 @@ export type FollowResult =
   | { live: false; cursor: string }
   /** The client went away. */
   | { live: false; cursor: undefined };
+
+/**
+ * Where a client resumes from `since` (`caughtUp`: after a replay from the database read its
+ * history to the end: cluster-replay.ts) (undefined: `start`, the feed's head or its oldest
+ * change) and the filter it then gets. A `database` stream's cluster cursor ahead of what
+ * this node has read (the client comes from a node whose follower is further on) skips
+ * those changes when they arrive here: they were sent already.
+ */
+export function resumeAt(feed: ChangeFeed, stream: string, since: string | undefined, filter: ChangeFilter, start: 'head' | 'oldest', caughtUp = false): { after: number; filter: ChangeFilter } {
+  if (since === undefined) return { after: start === 'head' ? feed.head : feed.position(stream, undefined), filter };
+  if (!isClusterCursor(since)) return { after: feed.position(stream, since), filter };
+  const { after, skipThrough } = feed.clusterPosition(stream, since, caughtUp);
+  if (skipThrough === undefined) return { after, filter };
+  const seen = (change: Change): boolean => isClusterCursor(change.cursor) && change.cursor <= skipThrough;
+  return {
+    after,
+    filter: {
+      // Its own key: subscribers that share a filter must share what it skips.
+      key: `${filter.key}\u0000through:${skipThrough}`,
+      accepts: (change) => !seen(change) && filter.accepts(change),
+      view: (change) => (seen(change) ? undefined : deliverable(filter, change)),
+    },
+  };
+}
 
 /** Changes read from disk at a time. */
 const BATCH = 64;

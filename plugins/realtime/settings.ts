@@ -17,6 +17,7 @@ export interface RealtimeSettings {
   dead_letter_bytes: number;
   stream_webhook_hosts: string[];
   stream_webhook_secrets: Record<string, string>;
+  cluster: { outbox_collection: string; lease_ms: number; poll_ms: number; keep_done_seconds: number };
 }
 
 declare module '../../kernel/config-schema.js' {
@@ -84,6 +85,22 @@ export const realtimeSettings = defineSettings({
       webhook_max_age_seconds: { type: 'integer', minimum: 1, default: 3 * 86400 },
       outbox_bytes: { type: 'integer', minimum: 1024 * 1024, default: 64 * MiB },
       dead_letter_bytes: { type: 'integer', minimum: 64 * 1024, default: 16 * MiB },
+      /**
+       * Webhooks of `database` streams (issue #29 item 6): one outbox shared by every node, a
+       * collection in the stream's database; a claim holds a delivery `lease_ms` (longer than
+       * `webhook_timeout_ms`), then another node may take it over.
+       */
+      cluster: {
+        type: 'object',
+        additionalProperties: false,
+        default: {},
+        properties: {
+          outbox_collection: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,119}$', default: 'realtime_outbox' },
+          lease_ms: { type: 'integer', minimum: 200, default: 60000 },
+          poll_ms: { type: 'integer', minimum: 50, default: 1000 },
+          keep_done_seconds: { type: 'integer', minimum: 60, default: 86400 },
+        },
+      },
       /** Hosts a stream definition's own `webhooks` may post to (none by default: only the operator's config sends webhooks). */
       stream_webhook_hosts: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
       /**

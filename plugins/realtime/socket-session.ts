@@ -1,10 +1,11 @@
 import { assertSafeKeys, type HttpServer, type WebSocketPeer, type WebSocketSession } from '../http/index.js';
-import type { Change, ChangeFeed } from './feed.js';
+import type { Change, ChangeFeed, ChangeFilter } from './feed.js';
 import { socketMessage, topicOf } from './subscription.js';
 import { PROBE, type Probe } from './changes-endpoint.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
 import type { Admission, RealtimeLimits } from './admission.js';
-import { follow } from './replay.js';
+import { follow, resumeAt } from './replay.js';
+import { ClusterReplay, followCluster, type ClusterReplayDeps } from './cluster-replay.js';
 
 /** Messages of one socket waiting for the one being handled; more are refused (429). */
 const MAX_QUEUED = 64;
@@ -34,6 +35,8 @@ export interface SessionContext {
   headers: Record<string, string>;
   ip: string;
   logger: Logger;
+  /** Cluster cursors older than this node's history: replayed from the database. */
+  cluster: ClusterReplayDeps;
   onClose(session: RealtimeSession): void;
 }
 
@@ -140,9 +143,13 @@ export class RealtimeSession implements WebSocketSession {
       if (isAppError(error)) return this.error(error.status, error.message, stream);
       throw error;
     }
-    let after: number;
+    let after = 0;
+    let filter: ChangeFilter = subscription.filter;
+    // A cluster cursor older than this node's history: the database's history first (cluster-replay.ts).
+    let remote: ClusterReplay | undefined;
     try {
-      after = subscription.since === undefined ? this.context.feed.head : this.context.feed.position(stream, subscription.since);
+      remote = await ClusterReplay.open(this.context.cluster, stream, subscription.since);
+      if (remote === undefined) ({ after, filter } = resumeAt(this.context.feed, stream, subscription.since, subscription.filter, 'head'));
     } catch (error) {
       release();
       if (isAppError(error)) return this.error(error.status, error.message, stream);
@@ -156,13 +163,17 @@ export class RealtimeSession implements WebSocketSession {
       stopLive?.();
       release();
     };
+    if (this.closed || this.subscriptions.has(stream)) {
+      await remote?.close();
+      return stop();
+    }
     this.subscriptions.set(stream, stop);
-    this.send({ type: 'subscribed', stream, cursor: this.context.feed.latest ?? null });
+    this.send({ type: 'subscribed', stream, cursor: this.context.feed.latestOf(stream) ?? null });
     // Every change of the stream, on a transport with native pub/sub (uWS): one topic per
     // stream, written to all its subscribers by uWS itself (the plugin publishes each change
     // once); filtered subscriptions, and node:http, get each change from a feed listener.
     const { peer } = this;
-    const native = !subscription.filtered && peer.subscribe !== undefined && this.context.server.publish !== undefined;
+    const native = remote === undefined && filter === subscription.filter && !subscription.filtered && peer.subscribe !== undefined && this.context.server.publish !== undefined;
     const target = { write: (change: Change) => this.sendChange(change), closed: () => this.closed || stopped, buffered: () => peer.buffered };
     const limits = this.context.limits;
     const forget = (): void => {
@@ -170,10 +181,11 @@ export class RealtimeSession implements WebSocketSession {
       stop();
     };
     // The replay runs beside the socket's other messages (an unsubscribe stops it), a batch at a time.
-    follow(this.context.feed, stream, after, native ? { key: 'native', accepts: () => true } : subscription.filter, target, {
-      bytes: limits.replay_bytes,
-      pauseAbove: limits.send_buffer_bytes / 2,
-    }).then(
+    const budget = { bytes: limits.replay_bytes, pauseAbove: limits.send_buffer_bytes / 2 };
+    (remote !== undefined
+      ? followCluster(remote, this.context.feed, stream, filter, target, budget)
+      : follow(this.context.feed, stream, after, native ? { key: 'native', accepts: () => true } : filter, target, budget)
+    ).then(
       (result) => {
         if (!result.live) {
           forget();

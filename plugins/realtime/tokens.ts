@@ -1,6 +1,8 @@
 import { serviceRef } from '../../kernel/index.js';
 import type { StreamSink } from '../http/index.js';
 import type { Admission } from './admission.js';
+import type { ClusterChanges } from './cluster-changes.js';
+import type { SharedOutbox } from './shared-outbox.js';
 import type { ChangeFeed } from './feed.js';
 import type { RealtimeSession } from './socket-session.js';
 import type { Webhooks } from './webhooks.js';
@@ -15,6 +17,11 @@ export interface Realtime {
   sessions: Set<RealtimeSession>;
   /** Who holds which long-lived slots (event streams, sockets, subscriptions). */
   admission: Admission;
+  /** Webhooks of `database` streams: one outbox shared by the cluster's nodes. */
+  outbox: SharedOutbox;
+  /** The feed of `database` streams from their change streams (with the mongodb plugin). */
+  cluster?: ClusterChanges;
+  stopFollowing?: () => void;
 }
 
 export const REALTIME = serviceRef<Realtime>('realtime');

@@ -187,24 +187,29 @@ export class Webhooks {
     }
   }
 
-  /** Queue the deliveries of one change; resolves once they are in the outbox on disk. */
-  async enqueue(change: Change): Promise<void> {
-    const added: Added[] = [];
-    // The body is rendered once, and only when some hook wants the change (most writes: none).
-    let rendered: string | undefined;
-    const body = (): string => (rendered ??= `{"event":"${change.event}","cursor":${JSON.stringify(change.cursor)},${changeJson(change).slice(1)}`);
+  /** The webhooks that want a change: the configured ones and the stream definition's own. */
+  targetsOf(change: Change): Array<{ url: string; fromStream?: boolean }> {
+    const out: Array<{ url: string; fromStream?: boolean }> = [];
     const stream = change.stream;
-    const now = Date.now();
     for (const hook of this.hooks) {
       if (hook.streams !== undefined && !hook.streams.includes(stream)) continue;
       if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
-      added.push({ id: randomUUID(), url: hook.url, stream, body: body(), attempts: 0, due: now, created: now });
+      out.push({ url: hook.url });
     }
     for (const hook of this.streamHooks(stream)) {
       if (hook.events !== undefined && !hook.events.includes(change.event)) continue;
-      added.push({ id: randomUUID(), url: hook.url, stream, fromStream: true, body: body(), attempts: 0, due: now, created: now });
+      out.push({ url: hook.url, fromStream: true });
     }
-    if (added.length === 0) return;
+    return out;
+  }
+
+  /** Queue the deliveries of one change; resolves once they are in the outbox on disk. */
+  async enqueue(change: Change): Promise<void> {
+    const targets = this.targetsOf(change);
+    if (targets.length === 0) return;
+    const body = webhookBody(change);
+    const now = Date.now();
+    const added: Added[] = targets.map((t) => ({ id: randomUUID(), url: t.url, stream: change.stream, ...(t.fromStream ? { fromStream: true } : {}), body, attempts: 0, due: now, created: now }));
     await Promise.all(added.map((delivery) => this.add(delivery)));
     this.enforceBudget();
     this.schedule(0);
@@ -305,38 +310,73 @@ export class Webhooks {
     if (next !== Infinity) this.schedule(next - now);
   }
 
-  private async attempt(delivery: Delivery): Promise<void> {
-    if (delivery.fromStream && this.streamHookOf(delivery) === undefined) {
-      // The stream no longer declares it (or its host is no longer allowed): never sent unsigned.
-      this.logger.warn({ url: delivery.url, stream: delivery.stream, delivery: delivery.id }, 'webhook delivery dropped: its stream no longer declares that webhook');
-      await this.finish(delivery);
-      return;
+  /**
+   * Whether a delivery may be sent now: `dropped` when its stream no longer declares its
+   * webhook (never sent unsigned), `bad-secret` when the definition names a variable that is
+   * not its stream's; else the secret to sign with (undefined: unsigned).
+   */
+  checkTarget(target: { id: string; url: string; stream?: string; fromStream?: boolean }): { secret: string | undefined } | 'dropped' | 'bad-secret' {
+    if (target.fromStream && this.streamHookOf(target) === undefined) {
+      this.logger.warn({ url: target.url, stream: target.stream, delivery: target.id }, 'webhook delivery dropped: its stream no longer declares that webhook');
+      return 'dropped';
     }
-    const secret = this.secretOf(delivery);
-    if (secret === false) return this.bury(delivery, 'its secret_env is not the variable realtime.stream_webhook_secrets maps to its stream');
-    this.inFlight.add(delivery.id);
-    this.busy.set(delivery.url, (this.busy.get(delivery.url) ?? 0) + 1);
+    const secret = this.secretOf(target);
+    return secret === false ? 'bad-secret' : { secret };
+  }
+
+  /** POST one delivery (signed with `secret`); resolves with why it failed, or undefined. Shared with shared-outbox.ts. */
+  async post(target: { id: string; url: string }, body: string, secret: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
     let failure: string | undefined;
     try {
-      const body = await this.bodyOf(delivery);
       const unix = Math.floor(Date.now() / 1000);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': 'streams-kernel-webhooks',
-        'streams-delivery': delivery.id,
+        'streams-delivery': target.id,
       };
-      if (secret) headers['streams-signature'] = signature(secret, delivery.id, body, unix);
+      if (secret) headers['streams-signature'] = signature(secret, target.id, body, unix);
       // undici is loaded at the first delivery: an application without webhooks never pays for it.
       const { request } = await import('undici');
-      const answer = await request(delivery.url, {
+      const answer = await request(target.url, {
         method: 'POST',
         headers,
         body,
         headersTimeout: this.settings.timeoutMs,
         bodyTimeout: this.settings.timeoutMs,
+        signal,
       });
       await answer.body.dump();
       if (answer.statusCode < 200 || answer.statusCode >= 300) failure = `answered ${answer.statusCode}`;
+    } catch (error) {
+      failure = (error as Error).message || String(error);
+    }
+    const health = this.health.get(target.url) ?? { url: target.url, failures: 0 };
+    this.health.set(target.url, health);
+    if (failure === undefined) {
+      health.failures = 0;
+      delete health.last_error;
+    } else {
+      health.failures++;
+      health.last_error = failure;
+      health.last_failure_at = new Date().toISOString();
+    }
+    return failure;
+  }
+
+  /** The dead-letter file (the shared outbox of `database` streams buries there too). */
+  get deadLetters(): DeadLetters {
+    return this.dead;
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    const check = this.checkTarget(delivery);
+    if (check === 'dropped') return this.finish(delivery);
+    if (check === 'bad-secret') return this.bury(delivery, 'its secret_env is not the variable realtime.stream_webhook_secrets maps to its stream');
+    this.inFlight.add(delivery.id);
+    this.busy.set(delivery.url, (this.busy.get(delivery.url) ?? 0) + 1);
+    let failure: string | undefined;
+    try {
+      failure = await this.post(delivery, await this.bodyOf(delivery), check.secret);
     } catch (error) {
       failure = (error as Error).message || String(error);
     } finally {
@@ -347,17 +387,10 @@ export class Webhooks {
       if (this.waiting) this.schedule(0);
     }
     if (this.closed || !this.pending.has(delivery.id)) return;
-    const health = this.health.get(delivery.url) ?? { url: delivery.url, failures: 0 };
-    this.health.set(delivery.url, health);
     if (failure === undefined) {
-      health.failures = 0;
-      delete health.last_error;
       await this.finish(delivery);
       return;
     }
-    health.failures++;
-    health.last_error = failure;
-    health.last_failure_at = new Date().toISOString();
     delivery.attempts++;
     if (delivery.attempts >= this.settings.maxAttempts) return this.bury(delivery, `${delivery.attempts} attempts failed; the last: ${failure}`);
     if (Date.now() - delivery.created >= this.settings.maxAgeMs) return this.bury(delivery, `still failing after ${Math.round(this.settings.maxAgeMs / 1000)} s; the last: ${failure}`);
@@ -400,7 +433,7 @@ export class Webhooks {
    * The signing secret of a delivery's webhook as configured now (a restart may have changed
    * it); undefined: unsigned; false: its definition names a variable that is not its stream's.
    */
-  private secretOf(delivery: Delivery): string | undefined | false {
+  private secretOf(delivery: { url: string; stream?: string; fromStream?: boolean }): string | undefined | false {
     if (!delivery.fromStream) {
       const stream = delivery.stream;
       return this.hooks.find((h) => h.url === delivery.url && (stream === undefined || h.streams === undefined || h.streams.includes(stream)))?.secret;
@@ -414,7 +447,7 @@ export class Webhooks {
     return secret || undefined;
   }
 
-  private streamHookOf(delivery: Delivery): StreamWebhook | undefined {
+  private streamHookOf(delivery: { url: string; stream?: string }): StreamWebhook | undefined {
     return delivery.stream === undefined ? undefined : this.streamHooks(delivery.stream).find((h) => h.url === delivery.url);
   }
 
@@ -425,6 +458,11 @@ export class Webhooks {
       this.logger.error({ err: error, path: this.log.dir }, 'the webhook outbox could not be written');
     }
   }
+}
+
+/** A webhook's body: `{"event","cursor","stream","id","data"}` (the same on every node for a `database` stream's change). */
+export function webhookBody(change: Change): string {
+  return `{"event":"${change.event}","cursor":${JSON.stringify(change.cursor)},${changeJson(change).slice(1)}`;
 }
 
 /** The variable with a stream's own webhooks' secret (`realtime.stream_webhook_secrets`), if any. */

@@ -48,15 +48,18 @@ describe('mongodb source (stand-in server)', () => {
     await sourceOn(fake);
   });
 
-  it('a create-or-replace that lost the race for a new _id to another node replaces it (it was a 409)', async () => {
+  it('a create-or-replace that lost the race for a new _id to another node replaces it (it was a 409), with the next revision', async () => {
     const fake = fakeConnections();
     const source = await sourceOn(fake);
     const { MongoServerError } = await import('mongodb');
-    // As the server answers the loser of two concurrent upserts of one new _id.
-    fake.server.failNext('replaceOne', () => new MongoServerError({ message: 'E11000 duplicate key error collection: standin.films index: _id_ dup key', code: 11000, keyValue: { _id: 7 } }));
-    await fake.server.client().db().collection('films').insertOne({ _id: 7, title: 'from the other node' });
+    // The other node creates the entry between this write's read (nothing stored) and its insert.
+    fake.server.failNext('insertOne', () => {
+      fake.server.collection('films').insert({ _id: 7, title: 'from the other node', _rev: 1 });
+      return new MongoServerError({ message: 'E11000 duplicate key error collection: standin.films index: _id_ dup key', code: 11000, keyValue: { _id: 7 } });
+    });
     await source.put(7, { id: 7, title: 'from this node' });
     expect(await source.get(7)).toMatchObject({ id: 7, title: 'from this node' });
+    expect(fake.server.collection('films').docs.find((d) => d._id === 7)).toMatchObject({ _rev: 2 });
     await source.close();
   });
 

@@ -19,6 +19,7 @@ afterEach(async () => {
 
 const backend: TwoNodeBackend = {
   label: ON_STAND_IN,
+  faults: true,
   async start(count, options) {
     const server = new StandInServer();
     const nodes = await startNodes(server, count, options);
@@ -26,6 +27,7 @@ const backend: TwoNodeBackend = {
     return {
       nodes,
       standIn: server,
+      faults: { forgetHistory: () => server.forgetHistory(), breakStreams: (code, collection) => server.breakStreams(code, collection), setPrimary: (primary) => server.setPrimary(primary) },
       stored: async (collection) => server.collections.get(collection)?.docs ?? [],
       delay: (op, ms) => server.delay(op, ms),
       drop: async (collection) => server.drop(collection),

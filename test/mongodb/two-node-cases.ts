@@ -20,13 +20,27 @@ export interface TwoNodeEnv {
   delay(op: string, ms: number): void;
   drop(collection: string): Promise<void>;
   uniqueIndexFields(collection: string): Promise<string[]>;
-  /** Present on the stand-in: fault injection. */
+  /** Present on the driver-level stand-in: holding an operation, counting round trips. */
   standIn?: StandInServer;
+  /** Present on both stand-ins (fake-server.ts, test/wire/server.ts): what a deployment does wrong. */
+  faults?: ClusterFaults;
+}
+
+/** The faults both stand-ins can inject, so their cases run on either. */
+export interface ClusterFaults {
+  /** The oplog rolls over: resume tokens so far are 286. */
+  forgetHistory(): void;
+  /** The change streams of `collection` fail at their next getMore with `code`. */
+  breakStreams(code: number, collection: string): void;
+  /** The primary steps down (`false`) or is elected again. */
+  setPrimary(primary: boolean): void;
 }
 
 export interface TwoNodeBackend {
   /** `[stand-in]` or `[real server]`: every test title says which it ran on. */
   label: string;
+  /** It injects the ClusterFaults (the stand-ins; not a real server). */
+  faults?: boolean;
   /** Start nodes on a fresh database; closed and dropped after the test. */
   start(count: number, options: StartAppOptions & { definitionsInDatabase?: boolean }): Promise<TwoNodeEnv>;
 }
@@ -34,6 +48,7 @@ export interface TwoNodeBackend {
 export function twoNodeCases(backend: () => TwoNodeBackend): void {
   const label = backend().label;
   const faultIt = backend().label === '[stand-in]' ? it : it.skip;
+  const faultsIt = backend().faults ? it : it.skip;
 
   const fields = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, 'string']));
   const streams = {
@@ -235,7 +250,7 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
     });
 
     for (const code of [286, 280]) {
-      faultIt(`${label} change-stream error ${code}: B reloads everything (changes made meanwhile included) and watches again`, async () => {
+      faultsIt(`${label} change-stream error ${code}: B reloads everything (changes made meanwhile included) and watches again`, async () => {
         const env = await backend().start(2, { definitionsInDatabase: true });
         const nodes = env.nodes;
         const [a, b] = nodes as [TestApp, TestApp];
@@ -243,8 +258,8 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
         expect((await a.request('POST', '/api/streams', { id: 'x', ...film('x1') })).status).toBe(201);
         await eventually(async () => expect((await b.request('GET', '/api/streams/x')).status).toBe(200));
         // The history rolls over and B's stream fails: its token is useless.
-        env.standIn!.forgetHistory();
-        env.standIn!.breakStreams(code, 'core_streams');
+        env.faults!.forgetHistory();
+        env.faults!.breakStreams(code, 'core_streams');
         expect((await a.request('PATCH', '/api/streams/x', { name: 'x2' })).status).toBe(200);
         await eventually(async () => expect((await b.request('GET', '/api/streams/x')).json.data.name).toBe('x2'));
         // Watching again: a later change arrives too.
@@ -254,20 +269,20 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
       });
     }
 
-    faultIt(`${label} a resume after the history rolled over gets 286 and falls back to a full reload`, async () => {
+    faultsIt(`${label} a resume after the history rolled over gets 286 and falls back to a full reload`, async () => {
       const env = await backend().start(2, { definitionsInDatabase: true });
       const nodes = env.nodes;
       const [a, b] = nodes as [TestApp, TestApp];
       await eventually(async () => expect((await b.request('GET', '/readyz')).status).toBe(200));
       expect((await a.request('POST', '/api/streams', { id: 'y', ...film('y1') })).status).toBe(201);
       await eventually(async () => expect((await b.request('GET', '/api/streams/y')).status).toBe(200));
-      env.standIn!.breakStreams(6, 'core_streams'); // a network error: B resumes from its token...
+      env.faults!.breakStreams(6, 'core_streams'); // a network error: B resumes from its token...
       expect((await a.request('PATCH', '/api/streams/y', { name: 'y2' })).status).toBe(200);
-      env.standIn!.forgetHistory(); // ...which the history no longer holds
+      env.faults!.forgetHistory(); // ...which the history no longer holds
       await eventually(async () => expect((await b.request('GET', '/api/streams/y')).json.data.name).toBe('y2'));
     });
 
-    faultIt(`${label} no primary: 503 with Retry-After within the selection timeout, /readyz not ready; recovery: ready, writes, B follows again`, async () => {
+    faultsIt(`${label} no primary: 503 with Retry-After within the selection timeout, /readyz not ready; recovery: ready, writes, B follows again`, async () => {
       const env = await backend().start(2, { definitionsInDatabase: true });
       const nodes = env.nodes;
       const [a, b] = nodes as [TestApp, TestApp];
@@ -275,7 +290,7 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
       expect((await a.request('POST', '/api/streams', { id: 'z', ...film('z1') })).status).toBe(201);
       await eventually(async () => expect((await b.request('POST', '/api/streams/z/entries', { id: 1, title: 'one' })).status).toBe(201));
 
-      env.standIn!.setPrimary(false);
+      env.faults!.setPrimary(false);
       const started = Date.now();
       const [read, write] = await Promise.all([a.request('GET', '/api/streams/z/entries'), b.request('PATCH', '/api/streams/z/entries/1', { title: 'lost?' })]);
       const elapsed = Date.now() - started;
@@ -292,7 +307,7 @@ export function twoNodeCases(backend: () => TwoNodeBackend): void {
       }
       expect((await env.stored('z'))[0]).toMatchObject({ title: 'one' });
 
-      env.standIn!.setPrimary(true);
+      env.faults!.setPrimary(true);
       for (const node of [a, b]) await eventually(async () => expect((await node.request('GET', '/readyz')).status).toBe(200));
       expect((await b.request('PATCH', '/api/streams/z/entries/1', { title: 'after' })).status).toBe(200);
       expect((await env.stored('z'))[0]).toMatchObject({ title: 'after' });
