@@ -2,7 +2,7 @@
 export { Kernel, type KernelOptions } from './kernel.js';
 export { definePlugin, DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from './plugin.js';
 export { serviceRef, serviceId, type ServiceRef, type ServiceOf } from './service-ref.js';
-export { Hooks, type HookListener } from './hooks.js';
+export { Hooks, KERNEL_HOOKS, type HookKind, type HookKinds, type HookListener, type HooksOptions } from './hooks.js';
 export type * from './hook-map.js';
 export { buildConfig, loadConfigFile, type ConfigOverrides } from './config.js';
 export type { ConfigSections, KernelConfig, PluginEntryConfig } from './config-schema.js';
@@ -10,7 +10,7 @@ export { applyConfigSections, defineSettings, type ConfigSection } from './confi
 export { decodeText, readFileBytes, readTextFile, readTextFileSync, stripBom, UnreadableTextError } from './text-files.js';
 export { injectStorageFault, storageFailure, storageFaults, STORAGE_RETRY_AFTER } from './storage-health.js';
 export { cacheStatistics, type CacheCounter } from './cache-stats.js';
-export { AppError, BadRequestError, ConfigError, NotFoundError, PluginTimeoutError, ValidationError, isAppError, pluginOfError, type ErrorElement } from './errors.js';
+export { AppError, BadRequestError, ConfigError, NotFoundError, PluginTimeoutError, ValidationError, isAppError, pluginOfError, type ErrorElement, type PluginStep } from './errors.js';
 export { APP_ROOT, CONFIG, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
 export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions } from './durable-fs.js';

@@ -2,8 +2,8 @@ import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';
 import { applyConfigSections } from './config-section.js';
-import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
-import { Hooks } from './hooks.js';
+import { ConfigError, PluginTimeoutError, pluginOfError, tagErrorWithPlugin, type PluginStep } from './errors.js';
+import { Hooks, KERNEL_HOOKS, type HookListener } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from './plugin.js';
 import { serviceId, type ServiceRef } from './service-ref.js';
@@ -25,7 +25,7 @@ export interface KernelOptions {
  */
 export class Kernel {
   readonly container: DependencyContainer;
-  readonly hooks = new Hooks();
+  readonly hooks: Hooks;
   readonly logger: Logger;
   private plugins: LoadedPlugin[] = [];
   private readonly contexts = new Map<string, PluginContext>();
@@ -36,6 +36,8 @@ export class Kernel {
 
   constructor(readonly config: KernelConfig, private readonly options: KernelOptions = {}) {
     this.logger = options.logger ?? createLogger(config.log.level);
+    this.hooks = new Hooks({ strict: true, logger: this.logger });
+    this.hooks.declare('kernel', KERNEL_HOOKS);
     this.container = rootContainer.createChildContainer();
     this.provide('kernel', CONFIG, config);
     this.provide('kernel', LOGGER, this.logger);
@@ -109,6 +111,13 @@ export class Kernel {
     this.state = 'booting';
     this.plugins = await loadPlugins(this.config, this.options.plugins);
     applyConfigSections(this.config, this.plugins.flatMap(({ plugin }) => (plugin.settings ? [{ plugin: plugin.name, section: plugin.settings }] : [])));
+    try {
+      // Every hook is declared before any listener registers, so `on()` can refuse a typo.
+      for (const { plugin } of this.plugins) if (plugin.emits) this.hooks.declare(plugin.name, plugin.emits);
+    } catch (error) {
+      this.state = 'stopped';
+      throw error instanceof ConfigError && this.config.file !== undefined ? new ConfigError(error.problem, this.config.file, error.path) : error;
+    }
     for (const loaded of this.plugins) {
       loaded.options = this.validateOptions(loaded);
       const name = loaded.plugin.name;
@@ -139,28 +148,37 @@ export class Kernel {
         this.booted.push(loaded);
         await this.step(loaded, 'boot');
       }
+      // Serving starts: each plugin's `ready` (the transport listens), then `kernel.booted`,
+      // every listener bounded by its plugin's boot limit and named when it fails.
+      for (const loaded of this.plugins) await this.step(loaded, 'ready');
+      await this.lifecycleHook('kernel.booted', { plugins: this.pluginNames });
     } catch (error) {
       await this.shutdown().catch((e: unknown) => this.logger.error({ err: e }, 'shutdown after failed boot failed'));
       throw error;
     }
     this.state = 'running';
-    await this.hooks.emit('kernel.booted', { plugins: this.pluginNames });
   }
 
   /** Shut plugins down in reverse boot order; one failing plugin does not stop the others. */
   async shutdown(): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
-    await this.hooks.emit('kernel.shutdown', {}).catch((e: unknown) => this.logger.error({ err: e }, 'shutdown hook failed'));
-    for (const loaded of [...this.booted].reverse()) {
-      try {
-        await this.step(loaded, 'shutdown');
-      } catch (error) {
-        this.logger.error({ err: error, plugin: loaded.plugin.name }, error instanceof PluginTimeoutError ? error.message : 'plugin shutdown failed');
-      }
-    }
+    // Drain first (the transport stops accepting and finishes what is in flight), then tell
+    // `kernel.shutdown` listeners, then shut down; each bounded, one failure never stops the rest.
+    for (const loaded of [...this.booted].reverse()) await this.stepLogged(loaded, 'drain');
+    await this.lifecycleHook('kernel.shutdown', {});
+    for (const loaded of [...this.booted].reverse()) await this.stepLogged(loaded, 'shutdown');
     this.booted = [];
     this.state = 'stopped';
+  }
+
+  /** A shutdown-side step: its failure is logged naming the plugin, and the next plugin goes on. */
+  private async stepLogged(loaded: LoadedPlugin, step: 'drain' | 'shutdown'): Promise<void> {
+    try {
+      await this.step(loaded, step);
+    } catch (error) {
+      this.logger.error({ err: error, plugin: loaded.plugin.name, step }, error instanceof PluginTimeoutError ? error.message : `plugin "${loaded.plugin.name}" failed in its ${step}`);
+    }
   }
 
   /**
@@ -169,25 +187,59 @@ export class Kernel {
    * step itself cannot be cancelled; a timed-out boot is followed by the shutdown of
    * everything booted so far, and a timed-out shutdown by the next plugin's.
    */
-  private async step(loaded: LoadedPlugin, step: 'register' | 'boot' | 'shutdown'): Promise<void> {
+  private async step(loaded: LoadedPlugin, step: 'register' | 'boot' | 'ready' | 'drain' | 'shutdown'): Promise<void> {
     const run = loaded.plugin[step];
     if (run === undefined) return;
-    const limits = { ...DEFAULT_PLUGIN_TIMEOUTS, ...this.options.timeouts, ...loaded.plugin.timeouts, ...loaded.timeouts };
-    const ms = step === 'shutdown' ? limits.shutdown : limits.boot;
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PluginTimeoutError(loaded.plugin.name, step, ms)), ms);
-    });
     try {
-      await Promise.race([run.call(loaded.plugin, this.contexts.get(loaded.plugin.name)!), expired]);
+      await this.bounded(loaded.plugin.name, step, this.limitOf(loaded, step), () => run.call(loaded.plugin, this.contexts.get(loaded.plugin.name)!));
     } catch (error) {
       // A listener's error already names its plugin; a plain lifecycle failure gets this one's.
-      if (step !== 'shutdown' && pluginOfError(error) === undefined && !(error instanceof PluginTimeoutError) && !(error instanceof ConfigError)) {
+      if (step !== 'shutdown' && step !== 'drain' && pluginOfError(error) === undefined && !(error instanceof PluginTimeoutError) && !(error instanceof ConfigError)) {
         this.logger.error({ err: error, plugin: loaded.plugin.name, step }, `plugin "${loaded.plugin.name}" failed in its ${step}`);
       }
       throw error;
+    }
+  }
+
+  private limitOf(loaded: LoadedPlugin | undefined, step: PluginStep): number {
+    const limits = { ...DEFAULT_PLUGIN_TIMEOUTS, ...this.options.timeouts, ...loaded?.plugin.timeouts, ...loaded?.timeouts };
+    return step === 'shutdown' || step === 'drain' || step === 'kernel.shutdown' ? limits.shutdown : limits.boot;
+  }
+
+  private async bounded(plugin: string, step: PluginStep, ms: number, run: () => void | Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new PluginTimeoutError(plugin, step, ms)), ms);
+    });
+    try {
+      await Promise.race([run(), expired]);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The kernel's lifecycle hooks, one listener at a time, each bounded by its plugin's limit
+   * (boot for `kernel.booted`, shutdown for `kernel.shutdown`) as a step of that plugin:
+   * a `kernel.booted` listener that throws or hangs fails the boot naming its plugin; a
+   * `kernel.shutdown` one is logged and the next listener runs.
+   */
+  private async lifecycleHook<K extends 'kernel.booted' | 'kernel.shutdown'>(name: K, payload: Parameters<HookListener<K>>[0]): Promise<void> {
+    const byName = new Map(this.plugins.map((p) => [p.plugin.name, p]));
+    for (const { listener, owner } of this.hooks.listenersOf(name)) {
+      const plugin = owner ?? 'kernel';
+      try {
+        await this.bounded(plugin, name, this.limitOf(owner === undefined ? undefined : byName.get(owner), name), () => listener(payload));
+      } catch (error) {
+        if (owner !== undefined) tagErrorWithPlugin(error, owner);
+        const message = error instanceof PluginTimeoutError ? error.message : `plugin "${plugin}" failed in its "${name}" listener`;
+        if (name === 'kernel.shutdown') {
+          this.logger.error({ err: error, plugin, hook: name }, message);
+          continue;
+        }
+        if (!(error instanceof PluginTimeoutError)) this.logger.error({ err: error, plugin, hook: name }, message);
+        throw error;
+      }
     }
   }
 

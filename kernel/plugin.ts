@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { KernelConfig } from './config-schema.js';
-import type { Hooks } from './hooks.js';
+import type { HookKinds, Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { ConfigSection } from './config-section.js';
 import type { ServiceRef } from './service-ref.js';
@@ -42,9 +42,9 @@ export interface PluginContext<Options = Record<string, unknown>> {
 
 /** Milliseconds a lifecycle step may take before the kernel names the plugin as stuck. */
 export interface PluginTimeouts {
-  /** register, and then boot, each (default 60 s). */
+  /** register, boot, ready and each `kernel.booted` listener, each (default 60 s). */
   boot?: number;
-  /** shutdown (default 30 s; then the kernel logs it and shuts the next plugin down). */
+  /** drain, shutdown and each `kernel.shutdown` listener (default 30 s; then the kernel logs it and goes on). */
   shutdown?: number;
 }
 
@@ -52,9 +52,13 @@ export interface PluginTimeouts {
 export const DEFAULT_PLUGIN_TIMEOUTS: Required<PluginTimeouts> = { boot: 60_000, shutdown: 30_000 };
 
 /**
- * A plugin: a name, the plugins it requires, and up to three lifecycle steps.
+ * A plugin: a name, the plugins it requires, the hooks it emits, and up to five lifecycle
+ * steps, each bounded by the plugin's time limit (a step past it fails naming the plugin):
  * - register: bind into the container and into other plugins' registries. No I/O.
- * - boot: open files and connections, load data, listen. Runs in dependency order.
+ * - boot: open files and connections, load data. Runs in dependency order.
+ * - ready: once every plugin booted, in the same order: start serving (the transport listens
+ *   here, as avvio's `onReady`). Registries are closed from here on.
+ * - drain: first thing at shutdown, in reverse order: stop accepting, finish what is in flight.
  * - shutdown: flush and close. Runs in reverse order, even after a partial boot.
  */
 export interface Plugin<Options = Record<string, unknown>> {
@@ -69,8 +73,16 @@ export interface Plugin<Options = Record<string, unknown>> {
   optionsSchema?: Record<string, unknown>;
   /** Its own lifecycle time limits, when the defaults do not fit (a long data load, a slow connect). */
   timeouts?: PluginTimeouts;
+  /**
+   * The hooks this plugin emits and their kinds (`{ 'entry.created': 'after' }`): declared
+   * before any `register`, so a listener of an unknown hook is refused at `on()` and two
+   * plugins declaring one hook fail the boot naming both. Type them in `HookMap` too.
+   */
+  emits?: HookKinds;
   register?(context: PluginContext<Options>): void | Promise<void>;
   boot?(context: PluginContext<Options>): void | Promise<void>;
+  ready?(context: PluginContext<Options>): void | Promise<void>;
+  drain?(context: PluginContext<Options>): void | Promise<void>;
   shutdown?(context: PluginContext<Options>): void | Promise<void>;
 }
 

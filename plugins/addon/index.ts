@@ -15,7 +15,7 @@ import 'reflect-metadata';
 // Kernel: the plugin contract, hooks, config, errors, durable files.
 export { definePlugin, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from '../../kernel/plugin.js';
 export { serviceRef, type ServiceOf, type ServiceRef } from '../../kernel/service-ref.js';
-export { Hooks, type HookListener } from '../../kernel/hooks.js';
+export { Hooks, type HookKind, type HookKinds, type HookListener } from '../../kernel/hooks.js';
 // The hook map: the kernel's lifecycle hooks, augmented by each plugin with the hooks it emits.
 export type { HookMap, HookName } from '../../kernel/hook-map.js';
 export type { DefinitionChangedPayload, DefinitionExtendPayload, DefinitionJson, DefinitionLoadedPayload, DefinitionLoadingPayload } from '../streams/hooks.js';

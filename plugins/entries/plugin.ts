@@ -4,12 +4,14 @@ import { SOURCES } from '../sources/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
 import { EntriesServiceImpl } from './service.js';
 import { ENTRIES } from './tokens.js';
+import { ENTRY_HOOKS } from './hooks.js';
 
 export const entriesPlugin = definePlugin(() => {
   let service: EntriesServiceImpl;
   return {
     name: 'entries',
     requires: ['streams', 'fields', 'sources'],
+    emits: ENTRY_HOOKS,
     register({ provide, use, hooks, logger, config }) {
       let fields: FieldsService | undefined;
       service = new EntriesServiceImpl({

@@ -4,6 +4,7 @@ import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
 import { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
 import { streamsSettings } from './settings.js';
+import { DEFINITION_HOOKS } from './hooks.js';
 
 /**
  * The streams plugin: loads `streams/*.json` as entries of the meta-stream and owns the
@@ -16,6 +17,7 @@ export const streamsPlugin = definePlugin(() => {
   return {
     name: 'streams',
     settings: streamsSettings,
+    emits: DEFINITION_HOOKS,
     register({ provide, use, config, hooks, logger }) {
       const settings = config.streams;
       const roots = use(FILE_ROOTS);
