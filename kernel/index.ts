@@ -11,7 +11,8 @@ export { decodeText, readFileBytes, readTextFile, readTextFileSync, stripBom, Un
 export { injectStorageFault, storageFailure, storageFaults, STORAGE_RETRY_AFTER } from './storage-health.js';
 export { cacheStatistics, type CacheCounter } from './cache-stats.js';
 export { AppError, BadRequestError, ConfigError, NotFoundError, PluginTimeoutError, ValidationError, isAppError, pluginOfError, type ErrorElement, type PluginStep } from './errors.js';
-export { APP_ROOT, CONFIG, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
+export { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
+export { ExtensionLedger, RegistrationError, type RegisterOptions, type Registration } from './extensions.js';
 export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions } from './durable-fs.js';
 export { ByteBudgetMap } from './byte-budget-map.js';

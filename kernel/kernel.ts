@@ -9,7 +9,8 @@ import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFa
 import { serviceId, type ServiceRef } from './service-ref.js';
 import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
 import { FileRoots } from './file-roots.js';
-import { APP_ROOT, CONFIG, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
+import { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
+import { ExtensionLedger } from './extensions.js';
 
 export interface KernelOptions {
   logger?: Logger;
@@ -26,6 +27,8 @@ export interface KernelOptions {
 export class Kernel {
   readonly container: DependencyContainer;
   readonly hooks: Hooks;
+  /** Who registered each named extension; closed once serving starts. */
+  readonly extensions = new ExtensionLedger();
   readonly logger: Logger;
   private plugins: LoadedPlugin[] = [];
   private readonly contexts = new Map<string, PluginContext>();
@@ -45,6 +48,7 @@ export class Kernel {
     this.provide('kernel', APP_ROOT, config.root);
     this.provide('kernel', FILE_ROOTS, new FileRoots(config.data_folder === undefined ? [config.root] : [config.root, config.data_folder], this.logger));
     this.provide('kernel', KERNEL, this);
+    this.provide('kernel', EXTENSIONS, this.extensions);
   }
 
   get pluginNames(): string[] {
@@ -148,8 +152,10 @@ export class Kernel {
         this.booted.push(loaded);
         await this.step(loaded, 'boot');
       }
-      // Serving starts: each plugin's `ready` (the transport listens), then `kernel.booted`,
-      // every listener bounded by its plugin's boot limit and named when it fails.
+      // Serving starts: registries close, each plugin's `ready` runs (the transport listens),
+      // then `kernel.booted`, every listener bounded by its plugin's boot limit and named when it fails.
+      this.extensions.close();
+      this.logger.debug({ extensions: this.extensions.list().map((r) => `${r.registry} ${r.name}: ${r.plugin}`), hooks: this.hooks.declared().map((h) => `${h.name} (${h.kind}): ${h.plugin}`) }, 'extensions registered');
       for (const loaded of this.plugins) await this.step(loaded, 'ready');
       await this.lifecycleHook('kernel.booted', { plugins: this.pluginNames });
     } catch (error) {
@@ -190,6 +196,7 @@ export class Kernel {
   private async step(loaded: LoadedPlugin, step: 'register' | 'boot' | 'ready' | 'drain' | 'shutdown'): Promise<void> {
     const run = loaded.plugin[step];
     if (run === undefined) return;
+    this.extensions.current = loaded.plugin.name;
     try {
       await this.bounded(loaded.plugin.name, step, this.limitOf(loaded, step), () => run.call(loaded.plugin, this.contexts.get(loaded.plugin.name)!));
     } catch (error) {
@@ -198,6 +205,8 @@ export class Kernel {
         this.logger.error({ err: error, plugin: loaded.plugin.name, step }, `plugin "${loaded.plugin.name}" failed in its ${step}`);
       }
       throw error;
+    } finally {
+      this.extensions.current = undefined;
     }
   }
 

@@ -1,4 +1,5 @@
 import type { KernelConfig } from './config-schema.js';
+import type { ExtensionLedger } from './extensions.js';
 import type { FileRoots } from './file-roots.js';
 import type { Hooks } from './hooks.js';
 import type { Kernel } from './kernel.js';
@@ -16,3 +17,5 @@ export const APP_ROOT = serviceRef<string>('app-root');
 export const KERNEL = serviceRef<Kernel>('kernel');
 /** The folders files may be read from and written to: the application root and the `--data` folder (issue #27). */
 export const FILE_ROOTS = serviceRef<FileRoots>('file-roots');
+/** Who registered each named extension (field types, source types, middleware...); closes when serving starts (issue #30). */
+export const EXTENSIONS = serviceRef<ExtensionLedger>('extensions');

@@ -27,7 +27,8 @@ export { defineSettings, type ConfigSection } from '../../kernel/config-section.
 export type { InterfaceConfig } from '../api/settings.js';
 export type { Logger } from '../../kernel/logger.js';
 export { AppError, BadRequestError, NotFoundError, ValidationError, isAppError, type ErrorElement } from '../../kernel/errors.js';
-export { APP_ROOT, CONFIG, HOOKS, LOGGER } from '../../kernel/tokens.js';
+export { APP_ROOT, CONFIG, EXTENSIONS, HOOKS, LOGGER } from '../../kernel/tokens.js';
+export { RegistrationError, type RegisterOptions } from '../../kernel/extensions.js';
 export { writeFileDurable, removeFileDurable } from '../../kernel/durable-fs.js';
 export { KeyedLock } from '../../kernel/keyed-lock.js';
 

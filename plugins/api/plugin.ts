@@ -1,4 +1,4 @@
-import { definePlugin, storageFailure } from '../../kernel/index.js';
+import { definePlugin, storageFailure, EXTENSIONS } from '../../kernel/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { FIELDS } from '../fields/index.js';
 import { HTTP_SERVER } from '../http/index.js';
@@ -28,7 +28,7 @@ export const apiPlugin = definePlugin(() => {
     settings: apiSettings,
     requires: ['http', 'streams', 'entries', 'fields'],
     register(context) {
-      service = new DefaultApiService(context.config, context.container, context.logger);
+      service = new DefaultApiService(context.config, context.container, context.logger, context.use(EXTENSIONS));
       context.provide(API, service);
       context.provide(API_MIDDLEWARE, service.middleware);
     },

@@ -1,4 +1,4 @@
-import { definePlugin, FILE_ROOTS } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS, FILE_ROOTS } from '../../kernel/index.js';
 import { FIELDS, type FieldsService } from '../fields/index.js';
 import { SOURCES } from '../sources/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
@@ -23,6 +23,7 @@ export const entriesPlugin = definePlugin(() => {
         hooks,
         logger,
         fileRoots: use(FILE_ROOTS),
+        extensions: use(EXTENSIONS),
       });
       provide(ENTRIES, service);
     },

@@ -1,4 +1,4 @@
-import { AppError, BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger } from '../../kernel/index.js';
+import { AppError, BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger, type ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type { EntryHookPayload } from './hooks.js';
 import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
 import {
@@ -27,6 +27,8 @@ const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
 
 export interface EntriesDependencies {
   streams: StreamRegistry;
+  /** The kernel's ledger of registrations (a query method registered twice is refused naming both plugins). */
+  extensions?: ExtensionLedger;
   /** Byte budget of the serialized-entry cache (`streams.caches.json_bytes`; default 64 MiB). */
   jsonCacheBytes?: number;
   /** Resolved lazily: the fields plugin binds its service in its own register step. */
@@ -61,12 +63,13 @@ export class EntriesServiceImpl implements EntriesService {
   private readonly keyGeneration = new KeyedLock();
   /** Per stream, for streams with a `unique` rule (see `write`). */
   private readonly uniqueWrites = new KeyedLock();
-  private readonly readMethods = new ReadMethods();
+  private readonly readMethods: ReadMethods;
   private writes = 0;
   private drainWaiters: Array<() => void> = [];
   readonly lookup: EntryLookup;
 
   constructor(private readonly deps: EntriesDependencies) {
+    this.readMethods = new ReadMethods(deps.extensions);
     this.json = new ByteBudgetMap(deps.jsonCacheBytes ?? 64 * 1024 * 1024, { name: 'entry_json' });
     this.narrowJson = new ByteBudgetMap(Math.floor((deps.jsonCacheBytes ?? 64 * 1024 * 1024) / 4), { name: 'entry_json_narrowed' });
     this.lookup = {
@@ -185,8 +188,8 @@ export class EntriesServiceImpl implements EntriesService {
     return { entries, total };
   }
 
-  registerReadMethod(name: string, method: CriteriaReadMethod): void {
-    this.readMethods.register(name, method);
+  registerReadMethod(name: string, method: CriteriaReadMethod, options?: RegisterOptions): void {
+    this.readMethods.register(name, method, options);
   }
 
   versionOf(entry: EntryAttributes): string {

@@ -1,4 +1,4 @@
-import { AppError, type FileRoots, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { AppError, type FileRoots, type FolderWatcher, type KernelConfig, type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import { fieldOf, keyNameOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
@@ -63,10 +63,12 @@ export class SourceRegistryImpl implements SourceRegistry {
     private readonly config: KernelConfig,
     private readonly root: string,
     private readonly logger: Logger,
+    private readonly ledger: ExtensionLedger = new ExtensionLedger(),
   ) {}
 
-  registerType(type: string, factory: SourceFactory): void {
+  registerType(type: string, factory: SourceFactory, options?: RegisterOptions): void {
     if (!TYPE_NAME.test(type)) throw new Error(`invalid source type name "${type}"`);
+    this.ledger.claim('source type', type, options);
     this.factories.set(type, factory);
   }
 
@@ -90,7 +92,8 @@ export class SourceRegistryImpl implements SourceRegistry {
     this.reviver = reviver;
   }
 
-  registerCacheStore(name: string, factory: CacheStoreFactory): void {
+  registerCacheStore(name: string, factory: CacheStoreFactory, options?: RegisterOptions): void {
+    this.ledger.claim('cache store', name, options);
     this.cacheStores.set(name, factory);
   }
 

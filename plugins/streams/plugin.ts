@@ -1,4 +1,4 @@
-import { definePlugin, FILE_ROOTS, FolderLock, FolderWatcher, isInsideFolder, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS, FILE_ROOTS, FolderLock, FolderWatcher, isInsideFolder, type KernelConfig } from '../../kernel/index.js';
 import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
@@ -35,6 +35,7 @@ export const streamsPlugin = definePlugin(() => {
         },
         hooks,
         logger,
+        use(EXTENSIONS),
       );
       registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path, { maxBytes: settings.files.max_bytes, roots }));
       provide(STREAM_REGISTRY, registry);

@@ -1,14 +1,4 @@
-import {
-  AppError,
-  ConfigError,
-  KeyedLock,
-  NotFoundError,
-  ValidationError,
-  type ErrorElement,
-  type FileRoots,
-  type Hooks,
-  type Logger,
-} from '../../kernel/index.js';
+import { AppError, ConfigError, KeyedLock, NotFoundError, ValidationError, type ErrorElement, type FileRoots, type Hooks, type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type {
   DefinitionCheck,
   DefinitionGuard,
@@ -83,6 +73,7 @@ export class DefinitionRegistry implements StreamRegistry {
     private readonly settings: RegistrySettings,
     private readonly hooks: Hooks,
     private readonly logger: Logger,
+    private readonly ledger: ExtensionLedger = new ExtensionLedger(),
   ) {
     this.metaId = settings.metaId;
     this.builder = new DefinitionBuilder(
@@ -98,7 +89,8 @@ export class DefinitionRegistry implements StreamRegistry {
     this.builder.checks.push(check);
   }
 
-  registerStore(type: string, factory: DefinitionStoreFactory): void {
+  registerStore(type: string, factory: DefinitionStoreFactory, options?: RegisterOptions): void {
+    this.ledger.claim('definition store', type, options);
     this.storeFactories.set(type, factory);
   }
 

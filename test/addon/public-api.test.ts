@@ -11,7 +11,7 @@ const RUNTIME_EXPORTS = [
   'HOOKS', 'HOOK_NAMES', 'HTTP_SERVER', 'Hooks', 'KeyedLock', 'LOGGER', 'MemorySource', 'NotFoundError', 'SOURCES',
   'STREAM_REGISTRY', 'STREAM_ROUTES', 'SingleFileSource', 'ValidationError', 'assertFileKey', 'compareEntries',
   'definePlugin', 'definitionToJson', 'fieldOf', 'isAppError', 'matchesWhere', 'removeFileDurable', 'resolveInRoot',
-  'defineSettings', 'serviceRef', 'writeFileDurable',
+  'defineSettings', 'serviceRef', 'writeFileDurable', 'EXTENSIONS', 'RegistrationError',
 ];
 
 describe('streams-kernel/addon', () => {
