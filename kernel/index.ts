@@ -2,6 +2,7 @@
 export { Kernel, type KernelOptions } from './kernel.js';
 export { definePlugin, DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from './plugin.js';
 export { serviceRef, serviceId, type ServiceRef, type ServiceOf } from './service-ref.js';
+export { inBackground } from './background.js';
 export { Hooks, KERNEL_HOOKS, type HookKind, type HookKinds, type HookListener, type HooksOptions } from './hooks.js';
 export type * from './hook-map.js';
 export { buildConfig, loadConfigFile, type ConfigOverrides } from './config.js';

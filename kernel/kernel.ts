@@ -11,6 +11,7 @@ import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
 import { FileRoots } from './file-roots.js';
 import { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
 import { ExtensionLedger } from './extensions.js';
+import { inBackground } from './background.js';
 
 export interface KernelOptions {
   logger?: Logger;
@@ -126,6 +127,7 @@ export class Kernel {
       loaded.options = this.validateOptions(loaded);
       const name = loaded.plugin.name;
       const reach = this.requiredBy(name);
+      const logger = this.logger.child({ plugin: loaded.plugin.name });
       const context: PluginContext = {
         provide: (ref, service) => this.provide(name, ref, service),
         use: (ref) => this.use(name, reach, ref),
@@ -134,8 +136,9 @@ export class Kernel {
         config: this.config,
         options: loaded.options,
         root: this.config.root,
-        logger: this.logger.child({ plugin: loaded.plugin.name }),
+        logger,
         hooks: this.hooks.forPlugin(loaded.plugin.name),
+        background: (task, work) => inBackground(logger, task, work),
       };
       this.contexts.set(loaded.plugin.name, context);
     }

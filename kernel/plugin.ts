@@ -38,6 +38,11 @@ export interface PluginContext<Options = Record<string, unknown>> {
   /** A child logger named after the plugin. */
   logger: Logger;
   hooks: Hooks;
+  /**
+   * Run work outside a request (a preload, a watcher callback, a retry): a failure is logged
+   * naming this plugin and `task`, never an unhandled rejection. Resolves once it is over.
+   */
+  background(task: string, work: () => unknown): Promise<void>;
 }
 
 /** Milliseconds a lifecycle step may take before the kernel names the plugin as stuck. */

@@ -27,14 +27,14 @@ export const entriesPlugin = definePlugin(() => {
       });
       provide(ENTRIES, service);
     },
-    boot({ use }) {
+    boot({ use, background }) {
       // Sources sit below fields: the entries layer, which knows both, lets the sources cast
       // what they read from hand-written files by the field types.
       const fields = use(FIELDS);
       const sources = use(SOURCES);
       sources.setReviver((definition, entry) => fields.revive(definition, entry));
       // Entries edited on disk reach the entry hooks like API writes do (origin 'disk').
-      sources.onExternalChange((stream, changes) => void service.diskChanged(stream, changes));
+      sources.onExternalChange((stream, changes) => void background(`taking in the changes on disk of stream "${stream}"`, () => service.diskChanged(stream, changes)));
     },
     async shutdown() {
       // Writes in flight finish before the sources plugin (shut down after us) closes the sources.

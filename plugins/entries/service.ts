@@ -304,7 +304,8 @@ export class EntriesServiceImpl implements EntriesService {
     }
     const report: Record<string, unknown> = {};
     if (degraded.length > 0) report.degraded = degraded;
-    if (definitions.unserved.length > 0) report.unserved = definitions.unserved;
+    const unserved = [...definitions.unserved, ...this.deps.sources.unserved()];
+    if (unserved.length > 0) report.unserved = unserved;
     if (warnings.length > 0) report.warnings = warnings;
     return report;
   }

@@ -300,6 +300,8 @@ export interface SourceRegistry {
   onExternalChange(listener: (stream: string, changes: ExternalChange[]) => void): void;
   /** Files of opened sources holding an edit that cannot be read (for /readyz details). */
   troubles(): StorageTrouble[];
+  /** Streams not served because their source factory threw (404 with the reason; `/readyz` names them) until redefined. */
+  unserved(): Array<{ stream: string; reason: string }>;
   /** Finish writes and close every source. */
   closeAll(): Promise<void>;
 }

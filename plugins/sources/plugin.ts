@@ -24,7 +24,7 @@ export const sourcesPlugin = definePlugin(() => {
   return {
     name: 'sources',
     requires: ['streams'],
-    register({ provide, use, config, root, logger, hooks }) {
+    register({ provide, use, config, root, logger, hooks, background }) {
       registry = createSourceRegistry(config, root, logger, use(EXTENSIONS));
       provide(SOURCES, registry);
       registry.watcher = use(FOLDER_WATCHER) ?? undefined;
@@ -41,7 +41,7 @@ export const sourcesPlugin = definePlugin(() => {
         const list = definitions.list();
         warnSharedStorage(list, config, root, logger);
         // Entries load now, in the background: the transport listens meanwhile (#16).
-        void registry.preload(list);
+        void background('loading the entries of every stream', () => registry.preload(list));
       });
     },
     async shutdown() {

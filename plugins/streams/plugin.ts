@@ -43,12 +43,12 @@ export const streamsPlugin = definePlugin(() => {
       if (settings.watch) watcher = new FolderWatcher(logger);
       provide(FOLDER_WATCHER, watcher);
     },
-    async boot({ config }) {
+    async boot({ config, logger }) {
       // Before anything is read or listens: a second server on these files stops here (issue #27).
       for (const folder of lockedFolders(config)) locks.push(await FolderLock.acquire(folder));
       await registry.load();
       const folder = registry.storeFolder;
-      if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder);
+      if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder, logger);
     },
     async shutdown() {
       // Stops every watch first: nothing is re-read while the plugins shut down.

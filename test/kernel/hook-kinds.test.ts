@@ -121,3 +121,16 @@ describe('hook names and kinds', () => {
     expect(hooks.kindOf('entry.created')).toBe('after');
   });
 });
+
+describe('background work', () => {
+  it('context.background logs a failure naming the plugin and the task, and never rejects', async () => {
+    const { logger, lines } = memoryLogger();
+    let done: Promise<void> | undefined;
+    const careless = definePlugin({ name: 'careless', boot: ({ background }) => void (done = background('refreshing rates', async () => { throw new Error('rates down'); })) });
+    const kernel = new Kernel(config(), { plugins: [careless], logger });
+    await kernel.boot();
+    await expect(done).resolves.toBeUndefined();
+    expect(lines).toContainEqual(expect.objectContaining({ level: 50, plugin: 'careless', task: 'refreshing rates', msg: 'background work failed: refreshing rates (the node keeps serving)' }));
+    await kernel.shutdown();
+  });
+});
