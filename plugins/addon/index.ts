@@ -18,13 +18,13 @@ export { serviceRef, type ServiceOf, type ServiceRef } from '../../kernel/servic
 export { Hooks, type HookKind, type HookKinds, type HookListener } from '../../kernel/hooks.js';
 // The hook map: the kernel's lifecycle hooks, augmented by each plugin with the hooks it emits.
 export type { HookMap, HookName } from '../../kernel/hook-map.js';
-export type { DefinitionChangedPayload, DefinitionExtendPayload, DefinitionJson, DefinitionLoadedPayload, DefinitionLoadingPayload } from '../streams/hooks.js';
-export type { EntryHookPayload } from '../entries/hooks.js';
-export type { RequestHookPayload } from '../http/hooks.js';
+export type { DefinitionChangedPayload, DefinitionExtendPayload, DefinitionJson, DefinitionLoadedPayload, DefinitionLoadingPayload } from '../streams/index.js';
+export type { EntryHookPayload } from '../entries/index.js';
+export type { RequestHookPayload } from '../http/index.js';
 export { HOOK_NAMES } from './hook-names.js';
 export type { ConfigSections, KernelConfig } from '../../kernel/config-schema.js';
 export { defineSettings, type ConfigSection } from '../../kernel/config-section.js';
-export type { InterfaceConfig } from '../api/settings.js';
+export type { InterfaceConfig } from '../api/index.js';
 export type { Logger } from '../../kernel/logger.js';
 export { AppError, BadRequestError, NotFoundError, ValidationError, isAppError, type ErrorElement } from '../../kernel/errors.js';
 export { APP_ROOT, CONFIG, EXTENSIONS, HOOKS, LOGGER } from '../../kernel/tokens.js';

@@ -24,7 +24,7 @@ import { request as undiciRequest } from 'undici';
 import { buildConfig } from '../../kernel/config.js';
 import { Kernel } from '../../kernel/kernel.js';
 import type { Plugin } from '../../kernel/plugin.js';
-import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { HTTP_SERVER } from '../../plugins/http/index.js';
 import { SOURCES } from '../../plugins/sources/index.js';
 
 export interface StartAppOptions {

@@ -2,7 +2,6 @@ import { isAppError, NotFoundError, type AppError } from '../../../kernel/index.
 import type { ReadScope, WriteCondition } from '../../entries/index.js';
 import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
 import type { HttpReply } from '../../http/index.js';
-import { NOT_AT_HAND } from '../../sources/index.js';
 import { fieldOf, type StreamDefinition } from '../../streams/index.js';
 import type { ApiRequest, EndpointName } from '../contracts.js';
 import { conditionalReply, envelope, etagOf } from '../envelope.js';
