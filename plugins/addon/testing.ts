@@ -137,3 +137,6 @@ export async function startTestApp(options: StartAppOptions = {}): Promise<TestA
     },
   };
 }
+
+// The source contract suite (issue #30): an addon's source type runs the cases ours run.
+export { runSourceContract, contractDefinition, FILMS, type ContractMatchers, type ContractOptions, type ContractTestApi, type DiskEditor, type SourceHarness } from './source-contract.js';

@@ -1,3 +1,5 @@
+import pino from 'pino';
+import * as vitest from 'vitest';
 import { describe, expect, it } from 'vitest';
 import * as addon from '../../plugins/addon/index.js';
 import * as testing from '../../plugins/addon/testing.js';
@@ -34,6 +36,28 @@ describe('streams-kernel/addon', () => {
 
 describe('streams-kernel/testing', () => {
   it('exports startTestApp', () => {
-    expect(Object.keys(testing)).toEqual(['startTestApp']);
+    expect(Object.keys(testing).sort()).toEqual(['FILMS', 'contractDefinition', 'runSourceContract', 'startTestApp']);
   });
 });
+
+describe('streams-kernel/testing: the source contract suite', () => {
+  // An addon's source type runs the cases ours run, through the SDK (issue #30 item 6): here
+  // a source written the way an addon author would, on the public MemorySource building block.
+  testing.runSourceContract(vitest, 'an addon-style in-memory source', async () => ({
+    create: async (definition) => new AddonMemorySource(definition, silent),
+    cleanup: async () => undefined,
+  }), { source: { type: 'addon-memory' } });
+});
+
+const silent = pino({ level: 'silent' });
+
+class AddonMemorySource extends addon.MemorySource {
+  readonly type = 'addon-memory';
+  readonly capabilities = { inMemory: true, persistent: false };
+  protected async loadAll(): Promise<addon.Entry[]> {
+    return [];
+  }
+  protected async persistPut(): Promise<void> {}
+  protected async persistDelete(): Promise<void> {}
+  protected async persistTruncate(): Promise<void> {}
+}
