@@ -9,7 +9,8 @@ import { DEFAULT_PLUGIN_TIMEOUTS, type Plugin, type PluginContext, type PluginFa
 import { serviceId, type ServiceRef } from './service-ref.js';
 import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
 import { FileRoots } from './file-roots.js';
-import { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER } from './tokens.js';
+import { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER, STORAGE_HEALTH } from './tokens.js';
+import { registerStorageHealth } from './storage-health.js';
 import { ExtensionLedger } from './extensions.js';
 import { inBackground } from './background.js';
 
@@ -30,6 +31,7 @@ export class Kernel {
   readonly hooks: Hooks;
   /** Who registered each named extension; closed once serving starts. */
   readonly extensions = new ExtensionLedger();
+  private readonly storage: ReturnType<typeof registerStorageHealth>;
   readonly logger: Logger;
   private plugins: LoadedPlugin[] = [];
   private readonly contexts = new Map<string, PluginContext>();
@@ -50,6 +52,8 @@ export class Kernel {
     this.provide('kernel', FILE_ROOTS, new FileRoots(config.data_folder === undefined ? [config.root] : [config.root, config.data_folder], this.logger));
     this.provide('kernel', KERNEL, this);
     this.provide('kernel', EXTENSIONS, this.extensions);
+    this.storage = registerStorageHealth(config.data_folder === undefined ? [config.root] : [config.root, config.data_folder]);
+    this.provide('kernel', STORAGE_HEALTH, this.storage.health);
   }
 
   get pluginNames(): string[] {
@@ -178,6 +182,7 @@ export class Kernel {
     await this.lifecycleHook('kernel.shutdown', {});
     for (const loaded of [...this.booted].reverse()) await this.stepLogged(loaded, 'shutdown');
     this.booted = [];
+    this.storage.release();
     this.state = 'stopped';
   }
 

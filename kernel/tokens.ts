@@ -4,6 +4,7 @@ import type { FileRoots } from './file-roots.js';
 import type { Hooks } from './hooks.js';
 import type { Kernel } from './kernel.js';
 import type { Logger } from './logger.js';
+import type { StorageHealth } from './storage-health.js';
 import { serviceRef } from './service-ref.js';
 
 /**
@@ -18,4 +19,6 @@ export const KERNEL = serviceRef<Kernel>('kernel');
 /** The folders files may be read from and written to: the application root and the `--data` folder (issue #27). */
 export const FILE_ROOTS = serviceRef<FileRoots>('file-roots');
 /** Who registered each named extension (field types, source types, middleware...); closes when serving starts (issue #30). */
+/** This kernel's storage health: a write fault under its folders, for `/readyz` and metrics (issue #30: per kernel). */
+export const STORAGE_HEALTH = serviceRef<StorageHealth>('storage-health');
 export const EXTENSIONS = serviceRef<ExtensionLedger>('extensions');
