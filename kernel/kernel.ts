@@ -100,6 +100,46 @@ export class Kernel {
     return provided.service as T;
   }
 
+  private undeclared(plugin: string, list: 'provides' | 'uses', ref: symbol): ConfigError {
+    return new ConfigError(`plugin "${plugin}" ${list === 'provides' ? 'provides' : 'uses'} the service "${serviceId(ref)}" without declaring it: add it to its ${list}`, this.config.file ?? 'config', '/plugins');
+  }
+
+  /**
+   * The declared service graph, checked before any `register` (Backstage resolves every
+   * plugin's deps before any init): a reference declared by two providers, a used one no
+   * loaded plugin declares to provide, or one whose provider is not among the user's
+   * `requires` fails the boot naming the plugins. Requirement cycles are refused when the
+   * plugins are ordered (plugin-loader). Plugins that declare nothing are checked at `use`.
+   */
+  private checkDeclaredServices(): void {
+    const where = this.config.file ?? 'config';
+    const declaredBy = new Map<symbol, string>([...this.providers].map(([ref, { plugin }]) => [ref, plugin]));
+    for (const { plugin } of this.plugins) {
+      for (const ref of plugin.provides ?? []) {
+        const other = declaredBy.get(ref);
+        if (other !== undefined && other !== plugin.name) throw new ConfigError(`plugins "${other}" and "${plugin.name}" both provide the service "${serviceId(ref)}"`, where, '/plugins');
+        declaredBy.set(ref, plugin.name);
+      }
+    }
+    for (const { plugin } of this.plugins) {
+      const reach = this.requiredBy(plugin.name);
+      for (const ref of plugin.uses ?? []) {
+        const provider = declaredBy.get(ref);
+        if (provider === undefined) {
+          // An undeclared provider may still provide it in its register: only a plugin set
+          // whose every member declares can be refused here for certain.
+          if (this.plugins.every((p) => p.plugin.provides !== undefined)) {
+            throw new ConfigError(`plugin "${plugin.name}" uses the service "${serviceId(ref)}", which no loaded plugin provides`, where, '/plugins');
+          }
+          continue;
+        }
+        if (provider !== plugin.name && provider !== 'kernel' && !reach.has(provider)) {
+          throw new ConfigError(`plugin "${plugin.name}" uses the service "${serviceId(ref)}" of plugin "${provider}" without requiring it: add "${provider}" to its requires`, where, '/plugins');
+        }
+      }
+    }
+  }
+
   /** Every plugin `name` requires, directly or through the plugins it requires. */
   private requiredBy(name: string): Set<string> {
     const byName = new Map(this.plugins.map((p) => [p.plugin.name, p.plugin]));
@@ -123,6 +163,7 @@ export class Kernel {
     try {
       // Every hook is declared before any listener registers, so `on()` can refuse a typo.
       for (const { plugin } of this.plugins) if (plugin.emits) this.hooks.declare(plugin.name, plugin.emits);
+      this.checkDeclaredServices();
     } catch (error) {
       this.state = 'stopped';
       throw error instanceof ConfigError && this.config.file !== undefined ? new ConfigError(error.problem, this.config.file, error.path) : error;
@@ -132,9 +173,16 @@ export class Kernel {
       const name = loaded.plugin.name;
       const reach = this.requiredBy(name);
       const logger = this.logger.child({ plugin: loaded.plugin.name });
+      const declared = loaded.plugin;
       const context: PluginContext = {
-        provide: (ref, service) => this.provide(name, ref, service),
-        use: (ref) => this.use(name, reach, ref),
+        provide: (ref, service) => {
+          if (declared.provides !== undefined && !declared.provides.includes(ref)) throw this.undeclared(name, 'provides', ref);
+          this.provide(name, ref, service);
+        },
+        use: (ref) => {
+          if (declared.uses !== undefined && !declared.uses.includes(ref) && this.providers.get(ref)?.plugin !== name) throw this.undeclared(name, 'uses', ref);
+          return this.use(name, reach, ref);
+        },
         find: (ref) => this.find(ref),
         container: this.container,
         config: this.config,
@@ -148,6 +196,13 @@ export class Kernel {
     }
     try {
       for (const loaded of this.plugins) await this.step(loaded, 'register');
+      // Every declared `uses` has its provider now (an undeclared provider registers it in its
+      // own `register`): a `use` after boot cannot fail.
+      for (const { plugin } of this.plugins) {
+        for (const ref of plugin.uses ?? []) {
+          if (!this.providers.has(ref)) throw new ConfigError(`plugin "${plugin.name}" uses the service "${serviceId(ref)}", which no loaded plugin provides`, this.config.file ?? 'config', '/plugins');
+        }
+      }
     } catch (error) {
       // Nothing booted, nothing to shut down (register does no I/O); the kernel is done.
       this.state = 'stopped';

@@ -84,6 +84,14 @@ export interface Plugin<Options = Record<string, unknown>> {
    * plugins declaring one hook fail the boot naming both. Type them in `HookMap` too.
    */
   emits?: HookKinds;
+  /**
+   * The service references this plugin `provide`s and `use`s (as Backstage's `deps`). When
+   * declared, the kernel checks the whole graph before any `register` (a used service nobody
+   * provides, one provided twice, a provider not among `requires`), naming the plugins, and
+   * refuses a `provide`/`use` of an undeclared reference; so `use` cannot fail later.
+   */
+  provides?: ServiceRef<unknown>[];
+  uses?: ServiceRef<unknown>[];
   register?(context: PluginContext<Options>): void | Promise<void>;
   boot?(context: PluginContext<Options>): void | Promise<void>;
   ready?(context: PluginContext<Options>): void | Promise<void>;
