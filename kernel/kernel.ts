@@ -10,9 +10,9 @@ import { serviceId, type ServiceRef } from './service-ref.js';
 import { loadPlugins, type LoadedPlugin } from './plugin-loader.js';
 import { FileRoots } from './file-roots.js';
 import { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER, STORAGE_HEALTH } from './tokens.js';
-import { registerStorageHealth } from './storage-health.js';
+import { registerStorageHealth } from './tools/storage-health.js';
 import { ExtensionLedger } from './extensions.js';
-import { inBackground } from './background.js';
+import { inBackground } from './tools/background.js';
 
 export interface KernelOptions {
   logger?: Logger;

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfigFile, type ConfigOverrides } from './config.js';
 import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
-import { FolderLockedError } from './folder-lock.js';
+import { FolderLockedError } from './tools/folder-lock.js';
 import { Kernel } from './kernel.js';
 import { createLogger } from './logger.js';
 import { kernelVersion } from './version.js';

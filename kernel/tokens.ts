@@ -4,7 +4,7 @@ import type { FileRoots } from './file-roots.js';
 import type { Hooks } from './hooks.js';
 import type { Kernel } from './kernel.js';
 import type { Logger } from './logger.js';
-import type { StorageHealth } from './storage-health.js';
+import type { StorageHealth } from './tools/storage-health.js';
 import { serviceRef } from './service-ref.js';
 
 /**

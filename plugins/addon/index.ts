@@ -29,8 +29,8 @@ export type { Logger } from '../../kernel/logger.js';
 export { AppError, BadRequestError, NotFoundError, ValidationError, isAppError, type ErrorElement } from '../../kernel/errors.js';
 export { APP_ROOT, CONFIG, EXTENSIONS, HOOKS, LOGGER } from '../../kernel/tokens.js';
 export { RegistrationError, type RegisterOptions } from '../../kernel/extensions.js';
-export { writeFileDurable, removeFileDurable } from '../../kernel/durable-fs.js';
-export { KeyedLock } from '../../kernel/keyed-lock.js';
+export { writeFileDurable, removeFileDurable } from '../../kernel/tools/durable-fs.js';
+export { KeyedLock } from '../../kernel/tools/keyed-lock.js';
 
 // Stream definitions: the registry, definition checks and stores.
 export {

@@ -1,6 +1,6 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 import { inBackground } from './background.js';
 
 /**

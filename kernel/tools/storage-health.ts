@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * What a failed write to the data folder means to a client: a 503 with `Retry-After`

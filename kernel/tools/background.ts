@@ -1,4 +1,4 @@
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /**
  * Work a plugin starts outside a request (a preload, a watcher's callback, a timer, a retry):
