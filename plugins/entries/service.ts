@@ -16,12 +16,14 @@ import {
   type SourceRegistry,
   type WhereClause,
 } from '../sources/index.js';
-import { castKey, fieldOf, keyNameOf, keyStrategy, newUuidKey, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { castKey, fieldOf, keyNameOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, ReadScope, Viewer, WriteCondition } from './contracts.js';
 import { andWhere } from './scope-where.js';
 import { checkCondition, entryVersion } from './preconditions.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
+import { KeyGenerator } from './key-generator.js';
+import { takeInChanges } from './change-intake.js';
 
 const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
 
@@ -59,8 +61,7 @@ export class EntriesServiceImpl implements EntriesService {
   /** Compiled access filters per clause list (rule sets are resolved once per caller and kept). */
   private readonly predicates = new WeakMap<readonly WhereClause[], { definition: StreamDefinition; test: (entry: EntryAttributes) => boolean }>();
   /** Last increment key handed out per source (sources are replaced when redefined). */
-  private readonly counters = new WeakMap<Source, number>();
-  private readonly keyGeneration = new KeyedLock();
+  private readonly keys = new KeyGenerator();
   /** Per stream, for streams with a `unique` rule (see `write`). */
   private readonly uniqueWrites = new KeyedLock();
   private readonly readMethods: ReadMethods;
@@ -203,12 +204,12 @@ export class EntriesServiceImpl implements EntriesService {
     const source = this.source(definition);
     const given = input[keyName];
     const generated = given === undefined || given === null || given === '';
-    const key = generated ? await this.generateKey(definition, source) : castKey(definition, given);
+    const key = generated ? await this.keys.generate(definition, source) : castKey(definition, given);
     try {
       return await this.createEntry(definition, source, key, input, condition);
     } catch (error) {
       // A failed create does not consume its number: give it back when no later one was handed out.
-      if (generated && typeof key === 'number' && this.counters.get(source) === key) this.counters.set(source, key - 1);
+      if (generated) this.keys.giveBack(source, key);
       throw error;
     }
   }
@@ -351,10 +352,7 @@ export class EntriesServiceImpl implements EntriesService {
     condition?.guard?.(existing, stored);
     // The intent lets a shared store apply the write to the version it was decided on (WriteIntent).
     const saved = await source.put(key, stored, { mode, previous: existing, precondition });
-    if (typeof key === 'number' && Number.isInteger(key)) {
-      const counter = this.counters.get(source);
-      if (counter !== undefined && key > counter) this.counters.set(source, key);
-    }
+    this.keys.stored(source, key);
     const done: EntryHookPayload = { stream: definition.id, key, entry: stored, original: existing, origin: 'api' };
     await runAfterHook(hooks, existing ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
     await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
@@ -372,51 +370,7 @@ export class EntriesServiceImpl implements EntriesService {
   async diskChanged(stream: string, changes: ExternalChange[]): Promise<void> {
     const definition = this.deps.streams.get(stream);
     const source = definition === undefined ? undefined : this.deps.sources.for(definition);
-    for (const { key, entry, previous, origin = 'disk' } of changes) {
-      if (source !== undefined && typeof key === 'number' && Number.isInteger(key)) {
-        const counter = this.counters.get(source);
-        if (counter !== undefined && key > counter) this.counters.set(source, key);
-      }
-      const hooks = this.deps.hooks;
-      if (entry === undefined) {
-        await runAfterHook(hooks, 'entry.deleted', { stream, key, entry: { ...previous }, original: previous, origin }, (e) => this.hookFailed('entry.deleted', e));
-        continue;
-      }
-      const done: EntryHookPayload = { stream, key, entry, original: previous, origin };
-      await runAfterHook(hooks, previous ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
-      await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
-    }
-  }
-
-  private async generateKey(definition: StreamDefinition, source: Source): Promise<EntryKey> {
-    const strategy = keyStrategy(definition);
-    if (strategy === 'uuid') return newUuidKey();
-    if (strategy === 'none') {
-      const keyName = keyNameOf(definition);
-      throw new ValidationError([{ message: `The ${keyName} field is required.`, meta: { field: keyName, rule: 'required' } }]);
-    }
-    // A source that allocates keys itself (shared by every node, as MongoDB's counters
-    // collection is) is the only safe authority; a local max + 1 would collide across nodes.
-    if (source.allocateIntegerKey) return source.allocateIntegerKey();
-    // One generator per stream at a time, so two creates never get the same number.
-    return this.keyGeneration.run(definition.id, async () => {
-      let last = this.counters.get(source);
-      if (last === undefined) last = (await this.maxIntegerKey(definition, source)) ?? 0;
-      const next = last + 1;
-      this.counters.set(source, next);
-      return next;
-    });
-  }
-
-  private async maxIntegerKey(definition: StreamDefinition, source: Source): Promise<number | undefined> {
-    if (source.maxIntegerKey) return source.maxIntegerKey();
-    const keyName = keyNameOf(definition);
-    const top = await source.query({ where: [], orderBy: [{ field: keyName, direction: 'desc' }] });
-    for (const entry of top) {
-      const key = entry[keyName];
-      if (typeof key === 'number' && Number.isInteger(key)) return key;
-    }
-    return undefined;
+    await takeInChanges(this.deps.hooks, this.keys, stream, source, changes, (name, error) => this.hookFailed(name, error));
   }
 
   /** The largest integer value of a field (for `default: increment` on non-key fields). */
