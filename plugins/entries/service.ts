@@ -1,6 +1,6 @@
 import { AppError, BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger, type ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type { EntryHookPayload } from './hooks.js';
-import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
+import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService } from '../fields/index.js';
 import {
   assertFieldName,
   compileWhere,
@@ -24,6 +24,7 @@ import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
 import { KeyGenerator } from './key-generator.js';
 import { takeInChanges } from './change-intake.js';
+import { assertVisible, eagerLoad, type RelationContext } from './eager-load.js';
 
 const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
 
@@ -162,7 +163,7 @@ export class EntriesServiceImpl implements EntriesService {
     const perPage = Math.max(1, Math.trunc(query.perPage));
     const page = Math.max(1, Math.trunc(query.page));
     const result = await this.source(definition).paginate({ where, orderBy, skip: (page - 1) * perPage, limit: perPage });
-    const entries = query.with && query.with.length > 0 ? await this.eagerLoad(definition, result.entries, query.with, viewer, scope) : result.entries;
+    const entries = query.with && query.with.length > 0 ? await eagerLoad(this.relationContext, definition, result.entries, query.with, viewer, scope) : result.entries;
     return { entries, total: result.total };
   }
 
@@ -185,7 +186,7 @@ export class EntriesServiceImpl implements EntriesService {
       if (typeof r !== 'string') throw new BadRequestError('with takes relation names.');
       return r;
     });
-    const entries = relations.length > 0 ? await this.eagerLoad(definition, result.entries, relations, viewer, scope) : result.entries;
+    const entries = relations.length > 0 ? await eagerLoad(this.relationContext, definition, result.entries, relations, viewer, scope) : result.entries;
     return { entries, total };
   }
 
@@ -410,60 +411,16 @@ export class EntriesServiceImpl implements EntriesService {
 
   async withRelations(stream: string, entries: EntryAttributes[], relations: string[], viewer?: Viewer): Promise<EntryAttributes[]> {
     const definition = this.deps.streams.require(stream);
-    return this.eagerLoad(definition, entries, relations, viewer, this.scopeOf(definition, viewer, 'view'));
+    return eagerLoad(this.relationContext, definition, entries, relations, viewer, this.scopeOf(definition, viewer, 'view'));
   }
 
-  /** Attach related entries, one batched lookup per relation (never one per entry). */
-  private async eagerLoad(definition: StreamDefinition, entries: Entry[], names: string[], viewer?: Viewer, scope?: ReadScope): Promise<Entry[]> {
-    const fields = this.deps.fields();
-    const available = fields.relations(definition);
-    const wanted: RelationInfo[] = [];
-    // Names are checked even when nothing matched: an unknown relation is a 400 either way.
-    for (const name of new Set(names)) {
-      const relation = available.find((r) => r.relation === name || r.handle === name);
-      if (!relation) throw new BadRequestError(`Unknown relation "${String(name).slice(0, 40)}" for stream [${definition.id}].`, { rule: 'with' });
-      // A hidden relationship field is not the caller's to follow (its value would show).
-      if (scope !== undefined) assertVisible(scope, relation.handle);
-      wanted.push(relation);
-    }
-    if (entries.length === 0) return entries;
-    const out = entries.map((e) => ({ ...e }));
-    for (const relation of wanted) {
-      const related = this.deps.streams.get(relation.stream);
-      if (!related) continue;
-      // Only related entries the caller may view are embedded (issue #28); none when it may view none.
-      const relatedScope = viewer === undefined ? undefined : viewer(related, 'view');
-      const keys = new Set<EntryKey>();
-      for (const entry of entries) {
-        const value = entry[relation.handle];
-        for (const k of Array.isArray(value) ? value : [value]) if (typeof k === 'string' || typeof k === 'number') keys.add(k);
-      }
-      const source = this.source(related);
-      const relatedKeyName = keyNameOf(related);
-      const found =
-        keys.size === 0
-          ? []
-          : relation.keyName === relatedKeyName
-            ? await source.getMany([...keys])
-            : await source.query({ where: [{ boolean: 'and', field: relation.keyName, operator: 'IN', value: [...keys] }], orderBy: [] });
-      const byKey = new Map<string, Record<string, unknown>>();
-      for (const item of found) {
-        if (relatedScope === null || (relatedScope !== undefined && !this.satisfies(related, relatedScope.where, item))) continue;
-        const shown = fields.serialize(related, item);
-        if (relatedScope !== undefined) for (const hidden of relatedScope.hidden) delete shown[hidden];
-        byKey.set(keyId(item[relation.keyName]), shown);
-      }
-      for (const entry of out) {
-        const value = entry[relation.handle];
-        entry[relation.relation] = Array.isArray(value)
-          ? value.map((k) => byKey.get(keyId(k))).filter((x) => x !== undefined)
-          : value === undefined || value === null
-            ? null
-            : (byKey.get(keyId(value)) ?? null);
-      }
-    }
-    return out;
-  }
+  /** What eager loading needs of this service (eager-load.ts). */
+  private readonly relationContext: RelationContext = {
+    fields: () => this.deps.fields(),
+    streams: () => this.deps.streams,
+    source: (definition) => this.source(definition),
+    satisfies: (definition, where, entry) => this.satisfies(definition, where, entry),
+  };
 
   private castClause(definition: StreamDefinition, clause: WhereClause): WhereClause {
     return this.castRaw(definition, clause);
@@ -584,7 +541,3 @@ function readableField(definition: StreamDefinition, field: string): string {
 }
 
 /** A hidden field (issue #28) may not steer a filter, a sort or eager loading: its values would show through the answers. */
-function assertVisible(scope: ReadScope, field: string): void {
-  const head = field.split('.', 1)[0]!;
-  if (scope.hidden.has(head)) throw new BadRequestError(`The ${head} field is hidden: it cannot be used to filter, sort or load relations.`, { field: head, rule: 'hidden' });
-}
