@@ -10,10 +10,11 @@ import tseslint from 'typescript-eslint';
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 
-/** `plugins/<name>/...` -> name; undefined outside plugins/. */
+/** `plugins/<name>/...` (or a one-file plugin `plugins/<name>.ts`) -> name; undefined outside plugins/. */
 function pluginOf(file) {
   const relative = path.relative(ROOT, file).split(path.sep);
-  return relative[0] === 'plugins' && relative.length > 2 ? relative[1] : undefined;
+  if (relative[0] !== 'plugins' || relative.length < 2) return undefined;
+  return relative.length === 2 ? relative[1].replace(/\.[cm]?[jt]s$/, '') : relative[1];
 }
 
 function inKernel(file) {

@@ -300,6 +300,8 @@ export class Kernel {
     const byName = new Map(this.plugins.map((p) => [p.plugin.name, p]));
     for (const { listener, owner } of this.hooks.listenersOf(name)) {
       const plugin = owner ?? 'kernel';
+      // A registration the listener attempts (refused: serving has started) names its plugin.
+      this.extensions.current = owner;
       try {
         await this.bounded(plugin, name, this.limitOf(owner === undefined ? undefined : byName.get(owner), name), () => listener(payload));
       } catch (error) {
@@ -311,6 +313,8 @@ export class Kernel {
         }
         if (!(error instanceof PluginTimeoutError)) this.logger.error({ err: error, plugin, hook: name }, message);
         throw error;
+      } finally {
+        this.extensions.current = undefined;
       }
     }
   }

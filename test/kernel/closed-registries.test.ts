@@ -60,6 +60,12 @@ describe('closed registries', () => {
     }
   });
 
+  it('a registration from a kernel.booted listener is refused: serving has started; the plugin is named', async () => {
+    const late = definePlugin({ name: 'late', requires: ['fields'], register: ({ use, hooks }) => void hooks.on('kernel.booted', () => use(FIELDS).registerType(ratingType('late'))) });
+    const kernel = new Kernel(config(), { plugins: [late], logger: silent });
+    await expect(kernel.boot()).rejects.toThrow('plugin "late" registers the field type "rating" after the kernel started serving');
+  });
+
   it('a registration once the kernel serves is refused, naming the plugin', async () => {
     let late: (() => void) | undefined;
     const lazy = definePlugin({ name: 'lazy', requires: ['fields'], register: ({ use }) => void (late = () => use(FIELDS).registerType(ratingType('late'))) });

@@ -22,6 +22,9 @@ describe('npm run lint: boundaries', () => {
       'boundaries/plugin-imports: plugin "api" imports "../sources/memory-source.js", an internal of plugin "sources": import it from plugins/sources/index.ts (add the export there)',
     ]);
     expect(await problems('plugins/api/deep/sneaky.ts', "export type { Source } from '../../sources/contracts.js';\n")).toHaveLength(1);
+    // A one-file plugin and a JavaScript addon folder are plugins too.
+    expect(await problems('plugins/evil.ts', "export { MemorySource } from './sources/memory-source.js';\n")).toHaveLength(1);
+    expect(await problems('plugins/evil-addon/index.js', "export { MemorySource } from '../sources/memory-source.js';\n")).toHaveLength(1);
   });
 
   it('accepts an import through index.ts, and a plugin\'s own files', async () => {
