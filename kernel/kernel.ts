@@ -180,7 +180,9 @@ export class Kernel {
           this.provide(name, ref, service);
         },
         use: (ref) => {
-          if (declared.uses !== undefined && !declared.uses.includes(ref) && this.providers.get(ref)?.plugin !== name) throw this.undeclared(name, 'uses', ref);
+          // The kernel's own services (config, logger, file roots, extensions...) need no declaration.
+          const provider = this.providers.get(ref)?.plugin;
+          if (declared.uses !== undefined && !declared.uses.includes(ref) && provider !== name && provider !== 'kernel') throw this.undeclared(name, 'uses', ref);
           return this.use(name, reach, ref);
         },
         find: (ref) => this.find(ref),

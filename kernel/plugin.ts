@@ -88,7 +88,8 @@ export interface Plugin<Options = Record<string, unknown>> {
    * The service references this plugin `provide`s and `use`s (as Backstage's `deps`). When
    * declared, the kernel checks the whole graph before any `register` (a used service nobody
    * provides, one provided twice, a provider not among `requires`), naming the plugins, and
-   * refuses a `provide`/`use` of an undeclared reference; so `use` cannot fail later.
+   * refuses a `provide`/`use` of an undeclared reference (the kernel's own services need no
+   * declaration); so `use` cannot fail later.
    */
   provides?: ServiceRef<unknown>[];
   uses?: ServiceRef<unknown>[];

@@ -12,6 +12,8 @@ export const entriesPlugin = definePlugin(() => {
     name: 'entries',
     requires: ['streams', 'fields', 'sources'],
     emits: ENTRY_HOOKS,
+    provides: [ENTRIES],
+    uses: [STREAM_REGISTRY, FIELDS, SOURCES],
     register({ provide, use, hooks, logger, config }) {
       let fields: FieldsService | undefined;
       service = new EntriesServiceImpl({

@@ -16,6 +16,8 @@ export const fieldsPlugin = definePlugin(() => {
   return {
     name: 'fields',
     requires: ['streams'],
+    provides: [FIELDS],
+    uses: [STREAM_REGISTRY],
     register({ provide, use, config }) {
       const registry = use(STREAM_REGISTRY);
       service = new FieldsRegistry({

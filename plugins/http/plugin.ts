@@ -21,6 +21,7 @@ export const httpPlugin = definePlugin(() => {
     name: 'http',
     settings: httpSettings,
     emits: HTTP_HOOKS,
+    provides: [HTTP_SERVER],
     register(context) {
       const created = createHttpServer(context.config, context.logger, context.hooks);
       server = created.server;

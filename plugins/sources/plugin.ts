@@ -24,6 +24,8 @@ export const sourcesPlugin = definePlugin(() => {
   return {
     name: 'sources',
     requires: ['streams'],
+    provides: [SOURCES],
+    uses: [STREAM_REGISTRY, FOLDER_WATCHER],
     register({ provide, use, config, root, logger, hooks, background }) {
       registry = createSourceRegistry(config, root, logger, use(EXTENSIONS));
       provide(SOURCES, registry);

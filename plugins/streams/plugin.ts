@@ -18,6 +18,7 @@ export const streamsPlugin = definePlugin(() => {
     name: 'streams',
     settings: streamsSettings,
     emits: DEFINITION_HOOKS,
+    provides: [STREAM_REGISTRY, FOLDER_WATCHER],
     register({ provide, use, config, hooks, logger }) {
       const settings = config.streams;
       const roots = use(FILE_ROOTS);
