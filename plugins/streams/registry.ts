@@ -12,6 +12,7 @@ import type {
 } from './contracts.js';
 import { DefinitionBuilder, DefinitionProblems } from './definition-builder.js';
 import { DefinitionTroubles } from './definition-troubles.js';
+import { DefinitionSync } from './definition-sync.js';
 import type { DefinitionChangedPayload } from './hooks.js';
 import { importedFiles } from './imports.js';
 import type { StreamDefinition } from './types.js';
@@ -64,9 +65,8 @@ export class DefinitionRegistry implements StreamRegistry {
   private readonly storedJson = new Map<string, string>();
   /** What is not served as it is on disk, and the warnings already logged (definition-troubles.ts). */
   private readonly troubleLog: DefinitionTroubles;
-  private syncing: Promise<void> | undefined;
-  private syncAgain = false;
-  private readonly changedImports = new Set<string>();
+  /** Live sync of the store's files (definition-sync.ts). */
+  private readonly liveSync: DefinitionSync;
 
   constructor(
     private readonly settings: RegistrySettings,
@@ -76,6 +76,23 @@ export class DefinitionRegistry implements StreamRegistry {
   ) {
     this.metaId = settings.metaId;
     this.troubleLog = new DefinitionTroubles(logger);
+    this.liveSync = new DefinitionSync({
+      metaId: this.metaId,
+      root: settings.root,
+      path: settings.path,
+      logger,
+      definitions: this.definitions,
+      storedJson: this.storedJson,
+      troubles: this.troubleLog,
+      lock: this.lock,
+      store: () => this.store,
+      build: (input) => this.builder.build(input, this),
+      changed: (payload) => this.changed(payload),
+      publish: (definition, action) => this.publish(definition, action),
+      reordered: () => {
+        this.sorted = undefined;
+      },
+    });
     this.builder = new DefinitionBuilder(
       settings.root,
       settings.path,
@@ -368,31 +385,10 @@ export class DefinitionRegistry implements StreamRegistry {
 
   /**
    * Live sync (issue #14): bring the definitions in line with the store's files after an
-   * edit on disk. Files that did not change (or hold what this server wrote) are skipped;
-   * a changed one is rebuilt and published (its children rebuilt on it); a removed one is
-   * unpublished; an edit that cannot be used keeps the last good version, logged once and
-   * listed by `troubles()`. Calls made while a sync runs are folded into one more run.
-   * `imports`: imported files that changed (the definitions importing them are rebuilt).
+   * edit on disk (definition-sync.ts). `imports`: imported files that changed.
    */
   sync(imports: Iterable<string> = []): Promise<void> {
-    for (const file of imports) this.changedImports.add(file);
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    this.syncing = (async () => {
-      try {
-        do {
-          this.syncAgain = false;
-          await this.syncOnce();
-        } while (this.syncAgain);
-      } catch (error) {
-        this.logger.error({ err: error, path: this.settings.path }, 'reading the definition files failed; the current definitions stay served');
-      } finally {
-        this.syncing = undefined;
-      }
-    })();
-    return this.syncing;
+    return this.liveSync.sync(imports);
   }
 
   /** Definitions not served as they are on disk: `degraded` (last good version served) and `unserved` (waiting for a parent). */
@@ -409,122 +405,13 @@ export class DefinitionRegistry implements StreamRegistry {
     return out;
   }
 
-  private async syncOnce(): Promise<void> {
-    const store = this.store;
-    if (!store) return;
-    const imports = new Set(this.changedImports);
-    this.changedImports.clear();
-    const published: Array<{ definition: StreamDefinition; action: 'created' | 'updated' }> = [];
-    const deleted: string[] = [];
-    await this.lock.run('definitions', async () => {
-      const invalid = new Map<string, string>();
-      const items = await store.loadAll((file, reason) => invalid.set(file, reason));
-      const byId = new Map<string, { raw: Record<string, unknown>; file?: string }>();
-      for (const item of items) {
-        const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
-        if (typeof id !== 'string' || id === this.metaId || byId.has(id)) {
-          this.troubleLog.report(id ?? item.file ?? '?', { stream: id, file: item.file, reason: id === undefined ? 'a stream definition needs an id' : `the stream id [${id}] is taken` });
-          continue;
-        }
-        byId.set(id, item);
-      }
-      for (const [file, reason] of invalid) {
-        const owner = [...this.definitions.values()].find((d) => d.file === file)?.id;
-        this.troubleLog.report(owner ?? file, { stream: owner, file, reason });
-      }
-      // Gone from disk (and not merely unreadable right now): no longer served.
-      for (const [id, definition] of this.definitions) {
-        if (byId.has(id) || (definition.file !== undefined && invalid.has(definition.file))) continue;
-        this.definitions.delete(id);
-        this.storedJson.delete(id);
-        this.troubleLog.degraded.delete(id);
-        deleted.push(id);
-      }
-      for (const id of [...this.troubleLog.orphans.keys()]) if (!byId.has(id)) this.troubleLog.orphans.delete(id);
-      for (const [key, trouble] of this.troubleLog.degraded) {
-        if (trouble.file !== undefined && !invalid.has(trouble.file) && (trouble.stream === undefined || !byId.has(trouble.stream))) this.troubleLog.degraded.delete(key);
-      }
-      // Parents first, so a child builds on its parent's new version.
-      const depth = (id: string, seen = new Set<string>()): number => {
-        const parent = byId.get(id)?.raw.extends;
-        if (typeof parent !== 'string' || !byId.has(parent) || seen.has(parent)) return 0;
-        seen.add(id);
-        return 1 + depth(parent, seen);
-      };
-      const ids = [...byId.keys()].sort((a, b) => depth(a) - depth(b));
-      for (const id of ids) {
-        const item = byId.get(id)!;
-        const json = JSON.stringify(item.raw);
-        const current = this.definitions.get(id);
-        const parent = item.raw.extends;
-        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
-          // Its parent is gone (deleted by hand, or itself unserved): not served at once, as
-          // after a restart (issue #27), and served again when the parent is back.
-          if (current) {
-            this.definitions.delete(id);
-            this.storedJson.delete(id);
-            this.troubleLog.degraded.delete(id);
-            deleted.push(id);
-          }
-          this.troubleLog.orphan(id, item.file, parent);
-          continue;
-        }
-        const importChanged = current !== undefined && importedFiles(current.raw, this.settings.root).some((f) => imports.has(f));
-        if (current && this.storedJson.get(id) === json && !importChanged) {
-          if (item.file !== undefined && !invalid.has(item.file)) this.troubleLog.degraded.delete(id);
-          continue;
-        }
-        if (current && !importChanged && this.onlyOwnDataChanged(current, item.raw)) {
-          // A `self` stream's entries edited on disk: its source catches up with them itself
-          // (entry by entry, with change events); the definition keeps its object.
-          current.raw = item.raw;
-          current.data = item.raw.data;
-          this.storedJson.set(id, json);
-          this.troubleLog.degraded.delete(id);
-          continue;
-        }
-        try {
-          const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
-          this.definitions.set(id, definition);
-          this.storedJson.set(id, json);
-          this.troubleLog.warnOnce(definition);
-          this.troubleLog.degraded.delete(id);
-          this.troubleLog.orphans.delete(id);
-          published.push({ definition, action: current ? 'updated' : 'created' });
-        } catch (error) {
-          const reason = error instanceof DefinitionProblems ? error.problems.map((p) => `${p.path}: ${p.message}`).join('; ') : String((error as Error).message ?? error);
-          this.troubleLog.report(id, { stream: id, file: item.file, reason: current ? `${reason} (the last good version is served)` : reason });
-        }
-      }
-      this.sorted = undefined;
-    });
-    for (const id of deleted) {
-      this.logger.info({ stream: id }, 'definition file removed: the stream is no longer served');
-      await this.changed({ id, action: 'deleted', definition: null });
-    }
-    for (const { definition, action } of published) {
-      this.logger.info({ stream: definition.id, path: definition.file }, `definition ${action} on disk`);
-      await this.publish(definition, action);
-    }
-  }
-
   /** The folder of the definition files, when the store is one (live sync watches it). */
   get storeFolder(): string | undefined {
     return this.store?.path;
   }
 
-  /** True when only `data` differs from the stored file and the stream keeps its entries in this very definition. */
-  private onlyOwnDataChanged(current: StreamDefinition, raw: Record<string, unknown>): boolean {
-    const source = current.config.source;
-    const stored = this.storedJson.get(current.id);
-    if (stored === undefined || source.type !== 'self' || (typeof source.file === 'string' && source.file !== '')) return false;
-    const { data: _a, ...before } = JSON.parse(stored) as Record<string, unknown>;
-    const { data: _b, ...after } = raw;
-    return JSON.stringify(before) === JSON.stringify(after);
-  }
-
   async close(): Promise<void> {
-    await this.syncing;
+    await this.liveSync.idle();
     await this.lock.idle();
     await this.store?.close?.();
   }
