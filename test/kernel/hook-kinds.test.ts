@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import { HTTP_SERVER } from '../../plugins/http/index.js';
  * #30 item 1: every hook bounded and named. The kernel's lifecycle hooks run each listener
  * under its plugin's step limit; each hook has a declared kind; unknown names are refused.
  */
+const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const ONLY_HTTP = DEFAULT_PLUGINS.filter((name) => name !== 'http').map((name) => ({ name, enabled: false }));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hook-kinds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,6 +48,16 @@ describe('the kernel lifecycle hooks, bounded and named', () => {
     // The transport listened in its `ready` step and was drained by the failed boot's shutdown.
     expect(url).toMatch(/^http:/);
     await expect(request(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it('the launcher: a hanging kernel.booted listener of an addon fails the boot within its limit, naming it, exit 1', () => {
+    const file = path.join(dir, 'hanging.json');
+    writeFileSync(file, JSON.stringify({ plugins: [{ name: path.join(REPO, 'test/fixtures/hanging-booted') }] }));
+    const started = Date.now();
+    const run = spawnSync(process.execPath, [path.join(REPO, 'kernel/boot.js'), '--config', file, '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('plugin "hanging-booted" did not finish its "kernel.booted" listener within 300 ms');
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it('a kernel.booted listener that throws fails the boot naming its plugin', async () => {
