@@ -60,7 +60,7 @@ export interface PluginEntryConfig {
  *       interface ConfigSections { http: HttpSettings }
  *     }
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty on purpose: plugins augment it (see above)
 export interface ConfigSections {}
 
 /** The validated configuration with every default applied. Paths are absolute. */

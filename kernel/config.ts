@@ -3,7 +3,7 @@ import path from 'node:path';
 import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import { configSchema, type KernelConfig } from './config-schema.js';
 import { ConfigError } from './errors.js';
-import { stripBom } from './text-files.js';
+import { stripBom } from './tools/text-files.js';
 
 /** The launcher's flags (kernel/main.ts); applied to the file's sections before they are validated. */
 export interface ConfigOverrides {

@@ -84,18 +84,23 @@ export class ConfigError extends Error {
   }
 }
 
+/** A plugin's lifecycle step, or its listener of one of the kernel's lifecycle hooks. */
+export type PluginStep = 'register' | 'boot' | 'ready' | 'drain' | 'shutdown' | 'kernel.booted' | 'kernel.shutdown';
+
 /**
- * A plugin whose lifecycle step (register, boot or shutdown) did not settle in time: the
- * message names the plugin, the step and the setting that gives it longer.
+ * A plugin whose lifecycle step (register, boot, ready, drain, shutdown, or its listener of
+ * `kernel.booted`/`kernel.shutdown`) did not settle in time: the message names the plugin,
+ * the step and the setting that gives it longer.
  */
 export class PluginTimeoutError extends Error {
   constructor(
     readonly plugin: string,
-    readonly step: 'register' | 'boot' | 'shutdown',
+    readonly step: PluginStep,
     readonly ms: number,
   ) {
-    const setting = step === 'shutdown' ? 'shutdown_timeout_ms' : 'boot_timeout_ms';
-    super(`plugin "${plugin}" did not finish its ${step} within ${ms} ms (give it longer with "${setting}" in its "plugins" entry)`);
+    const setting = step === 'shutdown' || step === 'drain' || step === 'kernel.shutdown' ? 'shutdown_timeout_ms' : 'boot_timeout_ms';
+    const what = step.startsWith('kernel.') ? `"${step}" listener` : step;
+    super(`plugin "${plugin}" did not finish its ${what} within ${ms} ms (give it longer with "${setting}" in its "plugins" entry)`);
     this.name = 'PluginTimeoutError';
   }
 }

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { loadConfigFile, type ConfigOverrides } from './config.js';
-import { ConfigError, PluginTimeoutError } from './errors.js';
-import { FolderLockedError } from './folder-lock.js';
+import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';
+import { FolderLockedError } from './tools/folder-lock.js';
 import { Kernel } from './kernel.js';
 import { createLogger } from './logger.js';
 import { kernelVersion } from './version.js';
@@ -113,6 +113,12 @@ export async function main(argv: string[]): Promise<Kernel> {
         process.exit(1);
       });
   };
+  // A promise some plugin forgot to handle must not take every stream down with it (Node's
+  // default exits): log what is known (the plugin, when a hook listener threw it) and serve on.
+  // Plugins run their background work through `context.background`, so this is the last net.
+  process.on('unhandledRejection', (reason) => {
+    kernel.logger.error({ err: reason, error_plugin: pluginOfError(reason) }, 'unhandled promise rejection (a bug: the node keeps serving)');
+  });
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   booted = kernel.boot();

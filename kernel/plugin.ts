@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { KernelConfig } from './config-schema.js';
-import type { Hooks } from './hooks.js';
+import type { HookKinds, Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { ConfigSection } from './config-section.js';
 import type { ServiceRef } from './service-ref.js';
@@ -38,13 +38,18 @@ export interface PluginContext<Options = Record<string, unknown>> {
   /** A child logger named after the plugin. */
   logger: Logger;
   hooks: Hooks;
+  /**
+   * Run work outside a request (a preload, a watcher callback, a retry): a failure is logged
+   * naming this plugin and `task`, never an unhandled rejection. Resolves once it is over.
+   */
+  background(task: string, work: () => unknown): Promise<void>;
 }
 
 /** Milliseconds a lifecycle step may take before the kernel names the plugin as stuck. */
 export interface PluginTimeouts {
-  /** register, and then boot, each (default 60 s). */
+  /** register, boot, ready and each `kernel.booted` listener, each (default 60 s). */
   boot?: number;
-  /** shutdown (default 30 s; then the kernel logs it and shuts the next plugin down). */
+  /** drain, shutdown and each `kernel.shutdown` listener (default 30 s; then the kernel logs it and goes on). */
   shutdown?: number;
 }
 
@@ -52,9 +57,13 @@ export interface PluginTimeouts {
 export const DEFAULT_PLUGIN_TIMEOUTS: Required<PluginTimeouts> = { boot: 60_000, shutdown: 30_000 };
 
 /**
- * A plugin: a name, the plugins it requires, and up to three lifecycle steps.
+ * A plugin: a name, the plugins it requires, the hooks it emits, and up to five lifecycle
+ * steps, each bounded by the plugin's time limit (a step past it fails naming the plugin):
  * - register: bind into the container and into other plugins' registries. No I/O.
- * - boot: open files and connections, load data, listen. Runs in dependency order.
+ * - boot: open files and connections, load data. Runs in dependency order.
+ * - ready: once every plugin booted, in the same order: start serving (the transport listens
+ *   here, as avvio's `onReady`). Registries are closed from here on.
+ * - drain: first thing at shutdown, in reverse order: stop accepting, finish what is in flight.
  * - shutdown: flush and close. Runs in reverse order, even after a partial boot.
  */
 export interface Plugin<Options = Record<string, unknown>> {
@@ -69,8 +78,25 @@ export interface Plugin<Options = Record<string, unknown>> {
   optionsSchema?: Record<string, unknown>;
   /** Its own lifecycle time limits, when the defaults do not fit (a long data load, a slow connect). */
   timeouts?: PluginTimeouts;
+  /**
+   * The hooks this plugin emits and their kinds (`{ 'entry.created': 'after' }`): declared
+   * before any `register`, so a listener of an unknown hook is refused at `on()` and two
+   * plugins declaring one hook fail the boot naming both. Type them in `HookMap` too.
+   */
+  emits?: HookKinds;
+  /**
+   * The service references this plugin `provide`s and `use`s (as Backstage's `deps`). When
+   * declared, the kernel checks the whole graph before any `register` (a used service nobody
+   * provides, one provided twice, a provider not among `requires`), naming the plugins, and
+   * refuses a `provide`/`use` of an undeclared reference (the kernel's own services need no
+   * declaration); so `use` cannot fail later.
+   */
+  provides?: ServiceRef<unknown>[];
+  uses?: ServiceRef<unknown>[];
   register?(context: PluginContext<Options>): void | Promise<void>;
   boot?(context: PluginContext<Options>): void | Promise<void>;
+  ready?(context: PluginContext<Options>): void | Promise<void>;
+  drain?(context: PluginContext<Options>): void | Promise<void>;
   shutdown?(context: PluginContext<Options>): void | Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
-import { writeFileDurable } from '../durable-fs.js';
+import { writeFileDurable } from '../tools/durable-fs.js';
 
 /** How far an import got: written after every batch, so `--resume` skips what is done. */
 export interface ImportState {

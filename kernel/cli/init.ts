@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { ensureDirDurable, writeFileDurable } from '../durable-fs.js';
+import { ensureDirDurable, writeFileDurable } from '../tools/durable-fs.js';
 import { CliError, parseCommand } from './args.js';
 
 const USAGE = `Usage: streams init <dir>

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { loadConfigFile } from '../config.js';
 import { ConfigError, PluginTimeoutError } from '../errors.js';
-import { FolderLockedError } from '../folder-lock.js';
+import { FolderLockedError } from '../tools/folder-lock.js';
 import { Kernel } from '../kernel.js';
 import { createLogger, type Logger, type LogLevel } from '../logger.js';
 import { CliError } from './args.js';

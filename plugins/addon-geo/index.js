@@ -38,6 +38,8 @@ export const geoConfigSettings = defineSettings({
 export default definePlugin({
   name: 'geo',
   settings: geoConfigSettings,
+  // The hook this addon emits (typed in types.d.ts): reported after the save, so `after`.
+  emits: { 'geo.rounded': 'after' },
   // Registries these plugins bind in their own `register` step, so they run first.
   requires: ['streams', 'fields', 'entries'],
   // Everything here only registers: no files, no connections, so no `boot`/`shutdown`.

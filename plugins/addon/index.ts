@@ -15,21 +15,22 @@ import 'reflect-metadata';
 // Kernel: the plugin contract, hooks, config, errors, durable files.
 export { definePlugin, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from '../../kernel/plugin.js';
 export { serviceRef, type ServiceOf, type ServiceRef } from '../../kernel/service-ref.js';
-export { Hooks, type HookListener } from '../../kernel/hooks.js';
+export { Hooks, type HookKind, type HookKinds, type HookListener } from '../../kernel/hooks.js';
 // The hook map: the kernel's lifecycle hooks, augmented by each plugin with the hooks it emits.
 export type { HookMap, HookName } from '../../kernel/hook-map.js';
-export type { DefinitionChangedPayload, DefinitionExtendPayload, DefinitionJson, DefinitionLoadedPayload, DefinitionLoadingPayload } from '../streams/hooks.js';
-export type { EntryHookPayload } from '../entries/hooks.js';
-export type { RequestHookPayload } from '../http/hooks.js';
+export type { DefinitionChangedPayload, DefinitionExtendPayload, DefinitionJson, DefinitionLoadedPayload, DefinitionLoadingPayload } from '../streams/index.js';
+export type { EntryHookPayload } from '../entries/index.js';
+export type { RequestHookPayload } from '../http/index.js';
 export { HOOK_NAMES } from './hook-names.js';
 export type { ConfigSections, KernelConfig } from '../../kernel/config-schema.js';
 export { defineSettings, type ConfigSection } from '../../kernel/config-section.js';
-export type { InterfaceConfig } from '../api/settings.js';
+export type { InterfaceConfig } from '../api/index.js';
 export type { Logger } from '../../kernel/logger.js';
 export { AppError, BadRequestError, NotFoundError, ValidationError, isAppError, type ErrorElement } from '../../kernel/errors.js';
-export { APP_ROOT, CONFIG, HOOKS, LOGGER } from '../../kernel/tokens.js';
-export { writeFileDurable, removeFileDurable } from '../../kernel/durable-fs.js';
-export { KeyedLock } from '../../kernel/keyed-lock.js';
+export { APP_ROOT, CONFIG, EXTENSIONS, HOOKS, LOGGER } from '../../kernel/tokens.js';
+export { RegistrationError, type RegisterOptions } from '../../kernel/extensions.js';
+export { writeFileDurable, removeFileDurable } from '../../kernel/tools/durable-fs.js';
+export { KeyedLock } from '../../kernel/tools/keyed-lock.js';
 
 // Stream definitions: the registry, definition checks and stores.
 export {

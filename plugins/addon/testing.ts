@@ -24,7 +24,7 @@ import { request as undiciRequest } from 'undici';
 import { buildConfig } from '../../kernel/config.js';
 import { Kernel } from '../../kernel/kernel.js';
 import type { Plugin } from '../../kernel/plugin.js';
-import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { HTTP_SERVER } from '../../plugins/http/index.js';
 import { SOURCES } from '../../plugins/sources/index.js';
 
 export interface StartAppOptions {
@@ -137,3 +137,6 @@ export async function startTestApp(options: StartAppOptions = {}): Promise<TestA
     },
   };
 }
+
+// The source contract suite (issue #30): an addon's source type runs the cases ours run.
+export { runSourceContract, contractDefinition, FILMS, type ContractMatchers, type ContractOptions, type ContractTestApi, type DiskEditor, type SourceHarness } from './source-contract.js';

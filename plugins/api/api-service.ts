@@ -1,5 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
-import { ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { ConfigError, type KernelConfig, type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type { HttpReply, HttpRequest } from '../http/index.js';
 import type { ApiRequest, ApiService, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
@@ -29,16 +29,19 @@ export class DefaultApiService implements ApiService {
     private readonly config: KernelConfig,
     container: DependencyContainer,
     logger: Logger,
+    private readonly ledger: ExtensionLedger = new ExtensionLedger(),
   ) {
-    this.middleware = new DefaultMiddlewareRegistry(config, container, logger);
+    this.middleware = new DefaultMiddlewareRegistry(config, container, logger, ledger);
     registerBuiltinMiddleware(this.middleware);
   }
 
   private readonly extra: ExtraEndpoint[] = [];
 
-  addEndpoint(endpoint: ExtraEndpoint): void {
-    if (this.extra.some((e) => e.name === endpoint.name)) throw new Error(`API endpoint "${endpoint.name}" is added twice`);
-    this.extra.push(endpoint);
+  addEndpoint(endpoint: ExtraEndpoint, options?: RegisterOptions): void {
+    this.ledger.claim('API endpoint', endpoint.name, options);
+    const index = this.extra.findIndex((e) => e.name === endpoint.name);
+    if (index >= 0) this.extra.splice(index, 1, endpoint);
+    else this.extra.push(endpoint);
   }
 
   /** The endpoints plugins added, in order. */

@@ -1,5 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
-import type { KernelConfig, Logger } from '../../kernel/index.js';
+import type { KernelConfig, Logger, RegisterOptions } from '../../kernel/index.js';
 import type { HttpReply, HttpRequest } from '../http/index.js';
 
 export type ResourceName = 'streams' | 'entries';
@@ -91,7 +91,7 @@ export interface ExtraEndpoint {
 /** The API plugin's service: middleware, resource/endpoint middleware, envelope helpers. */
 export interface ApiService {
   /** Add an endpoint under every interface (call in `register`, before the API boots). */
-  addEndpoint(endpoint: ExtraEndpoint): void;
+  addEndpoint(endpoint: ExtraEndpoint, options?: RegisterOptions): void;
   /** Every endpoint added so far (the OpenAPI document lists those that describe themselves). */
   extraEndpoints(): readonly ExtraEndpoint[];
   readonly middleware: MiddlewareRegistry;

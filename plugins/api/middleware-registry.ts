@@ -1,5 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
-import { ConfigError, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { ConfigError, ExtensionLedger, type KernelConfig, type Logger } from '../../kernel/index.js';
 import type { Middleware, MiddlewareFactory, MiddlewareHandler, MiddlewareRegistry } from './contracts.js';
 
 const NAME = /^[A-Za-z0-9_.-]+$/;
@@ -17,13 +17,12 @@ export class DefaultMiddlewareRegistry implements MiddlewareRegistry {
     private readonly config: KernelConfig,
     private readonly container: DependencyContainer,
     private readonly logger: Logger,
+    private readonly ledger: ExtensionLedger = new ExtensionLedger(),
   ) {}
 
   register(name: string, factory: MiddlewareFactory, options: { replace?: boolean } = {}): void {
     if (!NAME.test(name)) throw new Error(`middleware name "${name}" must match ${NAME.source}`);
-    if (this.factories.has(name) && !options.replace) {
-      throw new Error(`middleware "${name}" is already registered (pass { replace: true } to override it)`);
-    }
+    this.ledger.claim('middleware', name, options);
     this.factories.set(name, factory);
   }
 

@@ -1,4 +1,4 @@
-import { definePlugin, storageFailure } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS, STORAGE_HEALTH } from '../../kernel/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { FIELDS } from '../fields/index.js';
 import { HTTP_SERVER } from '../http/index.js';
@@ -28,7 +28,7 @@ export const apiPlugin = definePlugin(() => {
     settings: apiSettings,
     requires: ['http', 'streams', 'entries', 'fields'],
     register(context) {
-      service = new DefaultApiService(context.config, context.container, context.logger);
+      service = new DefaultApiService(context.config, context.container, context.logger, context.use(EXTENSIONS));
       context.provide(API, service);
       context.provide(API_MIDDLEWARE, service.middleware);
     },
@@ -49,7 +49,8 @@ export const apiPlugin = definePlugin(() => {
       // Files not served as they are on disk are shown, but never take the node out (issue #14).
       server.addReadinessCheck('streams', () => ({ ready: true, details: served.syncReport() }));
       // Not ready while the data folder refuses writes (disk full, read-only), until one succeeds.
-      server.addReadinessCheck('storage', () => storageFailure() === undefined);
+      const storage = use(STORAGE_HEALTH);
+      server.addReadinessCheck('storage', () => storage.failure() === undefined);
     },
     async shutdown() {
       // The transport drains requests; then every write the API started must be durable.

@@ -1,3 +1,4 @@
+import { type RegisterOptions } from '../../kernel/index.js';
 import type { EntryAttributes } from '../fields/index.js';
 import type { StreamDefinition } from '../streams/index.js';
 
@@ -149,5 +150,5 @@ export interface EntriesService {
    * Add a read method to the query endpoint (call in an addon's `register` or `boot`).
    * Names of built-in methods and write methods (create, save, delete, truncate...) are refused.
    */
-  registerReadMethod(name: string, method: CriteriaReadMethod): void;
+  registerReadMethod(name: string, method: CriteriaReadMethod, options?: RegisterOptions): void;
 }

@@ -1,4 +1,4 @@
-import { BadRequestError } from '../../kernel/index.js';
+import { BadRequestError, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type { CriteriaBuilder, CriteriaReadMethod, QueryStep, ReadMethodContext } from './contracts.js';
 
 /** Raw where clause: field, operator and value still unchecked (checked and cast when run). */
@@ -74,9 +74,12 @@ export class QueryCriteria implements CriteriaBuilder {
 export class ReadMethods {
   private readonly added = new Map<string, CriteriaReadMethod>();
 
-  register(name: string, method: CriteriaReadMethod): void {
+  constructor(private readonly ledger: ExtensionLedger = new ExtensionLedger()) {}
+
+  register(name: string, method: CriteriaReadMethod, options?: RegisterOptions): void {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid query method name "${name}"`);
     if (BUILT_IN.has(name) || WRITE_METHODS.has(name)) throw new Error(`query method "${name}" cannot be registered`);
+    this.ledger.claim('query method', name, options);
     this.added.set(name, method);
   }
 

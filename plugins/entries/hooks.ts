@@ -1,4 +1,17 @@
+import type { HookKinds } from '../../kernel/index.js';
 import type { EntryAttributes } from '../fields/index.js';
+
+/** The kinds of the hooks the entries plugin emits: `*ing` may veto the write, `*ed` report it. */
+export const ENTRY_HOOKS = {
+  'entry.creating': 'veto',
+  'entry.created': 'after',
+  'entry.updating': 'veto',
+  'entry.updated': 'after',
+  'entry.saving': 'veto',
+  'entry.saved': 'after',
+  'entry.deleting': 'veto',
+  'entry.deleted': 'after',
+} as const satisfies HookKinds;
 
 export interface EntryHookPayload {
   /** Stream id. */

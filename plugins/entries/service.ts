@@ -1,6 +1,6 @@
-import { AppError, BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger } from '../../kernel/index.js';
+import { AppError, BadRequestError, ByteBudgetMap, KeyedLock, ValidationError, pluginOfError, type FileRoots, type Hooks, type Logger, type ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type { EntryHookPayload } from './hooks.js';
-import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService, type RelationInfo } from '../fields/index.js';
+import { danglingRelations, type EntryAttributes, type EntryLookup, type FieldsService } from '../fields/index.js';
 import {
   assertFieldName,
   compileWhere,
@@ -16,17 +16,22 @@ import {
   type SourceRegistry,
   type WhereClause,
 } from '../sources/index.js';
-import { castKey, fieldOf, keyNameOf, keyStrategy, newUuidKey, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { castKey, fieldOf, keyNameOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, ReadScope, Viewer, WriteCondition } from './contracts.js';
 import { andWhere } from './scope-where.js';
 import { checkCondition, entryVersion } from './preconditions.js';
 import { ReadMethods, type RawWhere } from './criteria-builder.js';
 import { runAfterHook, runVetoHook } from './hook-runner.js';
+import { KeyGenerator } from './key-generator.js';
+import { takeInChanges } from './change-intake.js';
+import { assertVisible, eagerLoad, type RelationContext } from './eager-load.js';
 
 const FORBIDDEN_ATTRIBUTES = ['__proto__', 'constructor', 'prototype'];
 
 export interface EntriesDependencies {
   streams: StreamRegistry;
+  /** The kernel's ledger of registrations (a query method registered twice is refused naming both plugins). */
+  extensions?: ExtensionLedger;
   /** Byte budget of the serialized-entry cache (`streams.caches.json_bytes`; default 64 MiB). */
   jsonCacheBytes?: number;
   /** Resolved lazily: the fields plugin binds its service in its own register step. */
@@ -57,16 +62,16 @@ export class EntriesServiceImpl implements EntriesService {
   /** Compiled access filters per clause list (rule sets are resolved once per caller and kept). */
   private readonly predicates = new WeakMap<readonly WhereClause[], { definition: StreamDefinition; test: (entry: EntryAttributes) => boolean }>();
   /** Last increment key handed out per source (sources are replaced when redefined). */
-  private readonly counters = new WeakMap<Source, number>();
-  private readonly keyGeneration = new KeyedLock();
+  private readonly keys = new KeyGenerator();
   /** Per stream, for streams with a `unique` rule (see `write`). */
   private readonly uniqueWrites = new KeyedLock();
-  private readonly readMethods = new ReadMethods();
+  private readonly readMethods: ReadMethods;
   private writes = 0;
   private drainWaiters: Array<() => void> = [];
   readonly lookup: EntryLookup;
 
   constructor(private readonly deps: EntriesDependencies) {
+    this.readMethods = new ReadMethods(deps.extensions);
     this.json = new ByteBudgetMap(deps.jsonCacheBytes ?? 64 * 1024 * 1024, { name: 'entry_json' });
     this.narrowJson = new ByteBudgetMap(Math.floor((deps.jsonCacheBytes ?? 64 * 1024 * 1024) / 4), { name: 'entry_json_narrowed' });
     this.lookup = {
@@ -158,7 +163,7 @@ export class EntriesServiceImpl implements EntriesService {
     const perPage = Math.max(1, Math.trunc(query.perPage));
     const page = Math.max(1, Math.trunc(query.page));
     const result = await this.source(definition).paginate({ where, orderBy, skip: (page - 1) * perPage, limit: perPage });
-    const entries = query.with && query.with.length > 0 ? await this.eagerLoad(definition, result.entries, query.with, viewer, scope) : result.entries;
+    const entries = query.with && query.with.length > 0 ? await eagerLoad(this.relationContext, definition, result.entries, query.with, viewer, scope) : result.entries;
     return { entries, total: result.total };
   }
 
@@ -181,12 +186,12 @@ export class EntriesServiceImpl implements EntriesService {
       if (typeof r !== 'string') throw new BadRequestError('with takes relation names.');
       return r;
     });
-    const entries = relations.length > 0 ? await this.eagerLoad(definition, result.entries, relations, viewer, scope) : result.entries;
+    const entries = relations.length > 0 ? await eagerLoad(this.relationContext, definition, result.entries, relations, viewer, scope) : result.entries;
     return { entries, total };
   }
 
-  registerReadMethod(name: string, method: CriteriaReadMethod): void {
-    this.readMethods.register(name, method);
+  registerReadMethod(name: string, method: CriteriaReadMethod, options?: RegisterOptions): void {
+    this.readMethods.register(name, method, options);
   }
 
   versionOf(entry: EntryAttributes): string {
@@ -200,12 +205,12 @@ export class EntriesServiceImpl implements EntriesService {
     const source = this.source(definition);
     const given = input[keyName];
     const generated = given === undefined || given === null || given === '';
-    const key = generated ? await this.generateKey(definition, source) : castKey(definition, given);
+    const key = generated ? await this.keys.generate(definition, source) : castKey(definition, given);
     try {
       return await this.createEntry(definition, source, key, input, condition);
     } catch (error) {
       // A failed create does not consume its number: give it back when no later one was handed out.
-      if (generated && typeof key === 'number' && this.counters.get(source) === key) this.counters.set(source, key - 1);
+      if (generated) this.keys.giveBack(source, key);
       throw error;
     }
   }
@@ -301,7 +306,8 @@ export class EntriesServiceImpl implements EntriesService {
     }
     const report: Record<string, unknown> = {};
     if (degraded.length > 0) report.degraded = degraded;
-    if (definitions.unserved.length > 0) report.unserved = definitions.unserved;
+    const unserved = [...definitions.unserved, ...this.deps.sources.unserved()];
+    if (unserved.length > 0) report.unserved = unserved;
     if (warnings.length > 0) report.warnings = warnings;
     return report;
   }
@@ -347,10 +353,7 @@ export class EntriesServiceImpl implements EntriesService {
     condition?.guard?.(existing, stored);
     // The intent lets a shared store apply the write to the version it was decided on (WriteIntent).
     const saved = await source.put(key, stored, { mode, previous: existing, precondition });
-    if (typeof key === 'number' && Number.isInteger(key)) {
-      const counter = this.counters.get(source);
-      if (counter !== undefined && key > counter) this.counters.set(source, key);
-    }
+    this.keys.stored(source, key);
     const done: EntryHookPayload = { stream: definition.id, key, entry: stored, original: existing, origin: 'api' };
     await runAfterHook(hooks, existing ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
     await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
@@ -368,51 +371,7 @@ export class EntriesServiceImpl implements EntriesService {
   async diskChanged(stream: string, changes: ExternalChange[]): Promise<void> {
     const definition = this.deps.streams.get(stream);
     const source = definition === undefined ? undefined : this.deps.sources.for(definition);
-    for (const { key, entry, previous, origin = 'disk' } of changes) {
-      if (source !== undefined && typeof key === 'number' && Number.isInteger(key)) {
-        const counter = this.counters.get(source);
-        if (counter !== undefined && key > counter) this.counters.set(source, key);
-      }
-      const hooks = this.deps.hooks;
-      if (entry === undefined) {
-        await runAfterHook(hooks, 'entry.deleted', { stream, key, entry: { ...previous }, original: previous, origin }, (e) => this.hookFailed('entry.deleted', e));
-        continue;
-      }
-      const done: EntryHookPayload = { stream, key, entry, original: previous, origin };
-      await runAfterHook(hooks, previous ? 'entry.updated' : 'entry.created', done, (e) => this.hookFailed('created/updated', e));
-      await runAfterHook(hooks, 'entry.saved', done, (e) => this.hookFailed('entry.saved', e));
-    }
-  }
-
-  private async generateKey(definition: StreamDefinition, source: Source): Promise<EntryKey> {
-    const strategy = keyStrategy(definition);
-    if (strategy === 'uuid') return newUuidKey();
-    if (strategy === 'none') {
-      const keyName = keyNameOf(definition);
-      throw new ValidationError([{ message: `The ${keyName} field is required.`, meta: { field: keyName, rule: 'required' } }]);
-    }
-    // A source that allocates keys itself (shared by every node, as MongoDB's counters
-    // collection is) is the only safe authority; a local max + 1 would collide across nodes.
-    if (source.allocateIntegerKey) return source.allocateIntegerKey();
-    // One generator per stream at a time, so two creates never get the same number.
-    return this.keyGeneration.run(definition.id, async () => {
-      let last = this.counters.get(source);
-      if (last === undefined) last = (await this.maxIntegerKey(definition, source)) ?? 0;
-      const next = last + 1;
-      this.counters.set(source, next);
-      return next;
-    });
-  }
-
-  private async maxIntegerKey(definition: StreamDefinition, source: Source): Promise<number | undefined> {
-    if (source.maxIntegerKey) return source.maxIntegerKey();
-    const keyName = keyNameOf(definition);
-    const top = await source.query({ where: [], orderBy: [{ field: keyName, direction: 'desc' }] });
-    for (const entry of top) {
-      const key = entry[keyName];
-      if (typeof key === 'number' && Number.isInteger(key)) return key;
-    }
-    return undefined;
+    await takeInChanges(this.deps.hooks, this.keys, stream, source, changes, (name, error) => this.hookFailed(name, error));
   }
 
   /** The largest integer value of a field (for `default: increment` on non-key fields). */
@@ -452,60 +411,16 @@ export class EntriesServiceImpl implements EntriesService {
 
   async withRelations(stream: string, entries: EntryAttributes[], relations: string[], viewer?: Viewer): Promise<EntryAttributes[]> {
     const definition = this.deps.streams.require(stream);
-    return this.eagerLoad(definition, entries, relations, viewer, this.scopeOf(definition, viewer, 'view'));
+    return eagerLoad(this.relationContext, definition, entries, relations, viewer, this.scopeOf(definition, viewer, 'view'));
   }
 
-  /** Attach related entries, one batched lookup per relation (never one per entry). */
-  private async eagerLoad(definition: StreamDefinition, entries: Entry[], names: string[], viewer?: Viewer, scope?: ReadScope): Promise<Entry[]> {
-    const fields = this.deps.fields();
-    const available = fields.relations(definition);
-    const wanted: RelationInfo[] = [];
-    // Names are checked even when nothing matched: an unknown relation is a 400 either way.
-    for (const name of new Set(names)) {
-      const relation = available.find((r) => r.relation === name || r.handle === name);
-      if (!relation) throw new BadRequestError(`Unknown relation "${String(name).slice(0, 40)}" for stream [${definition.id}].`, { rule: 'with' });
-      // A hidden relationship field is not the caller's to follow (its value would show).
-      if (scope !== undefined) assertVisible(scope, relation.handle);
-      wanted.push(relation);
-    }
-    if (entries.length === 0) return entries;
-    const out = entries.map((e) => ({ ...e }));
-    for (const relation of wanted) {
-      const related = this.deps.streams.get(relation.stream);
-      if (!related) continue;
-      // Only related entries the caller may view are embedded (issue #28); none when it may view none.
-      const relatedScope = viewer === undefined ? undefined : viewer(related, 'view');
-      const keys = new Set<EntryKey>();
-      for (const entry of entries) {
-        const value = entry[relation.handle];
-        for (const k of Array.isArray(value) ? value : [value]) if (typeof k === 'string' || typeof k === 'number') keys.add(k);
-      }
-      const source = this.source(related);
-      const relatedKeyName = keyNameOf(related);
-      const found =
-        keys.size === 0
-          ? []
-          : relation.keyName === relatedKeyName
-            ? await source.getMany([...keys])
-            : await source.query({ where: [{ boolean: 'and', field: relation.keyName, operator: 'IN', value: [...keys] }], orderBy: [] });
-      const byKey = new Map<string, Record<string, unknown>>();
-      for (const item of found) {
-        if (relatedScope === null || (relatedScope !== undefined && !this.satisfies(related, relatedScope.where, item))) continue;
-        const shown = fields.serialize(related, item);
-        if (relatedScope !== undefined) for (const hidden of relatedScope.hidden) delete shown[hidden];
-        byKey.set(keyId(item[relation.keyName]), shown);
-      }
-      for (const entry of out) {
-        const value = entry[relation.handle];
-        entry[relation.relation] = Array.isArray(value)
-          ? value.map((k) => byKey.get(keyId(k))).filter((x) => x !== undefined)
-          : value === undefined || value === null
-            ? null
-            : (byKey.get(keyId(value)) ?? null);
-      }
-    }
-    return out;
-  }
+  /** What eager loading needs of this service (eager-load.ts). */
+  private readonly relationContext: RelationContext = {
+    fields: () => this.deps.fields(),
+    streams: () => this.deps.streams,
+    source: (definition) => this.source(definition),
+    satisfies: (definition, where, entry) => this.satisfies(definition, where, entry),
+  };
 
   private castClause(definition: StreamDefinition, clause: WhereClause): WhereClause {
     return this.castRaw(definition, clause);
@@ -626,7 +541,3 @@ function readableField(definition: StreamDefinition, field: string): string {
 }
 
 /** A hidden field (issue #28) may not steer a filter, a sort or eager loading: its values would show through the answers. */
-function assertVisible(scope: ReadScope, field: string): void {
-  const head = field.split('.', 1)[0]!;
-  if (scope.hidden.has(head)) throw new BadRequestError(`The ${head} field is hidden: it cannot be used to filter, sort or load relations.`, { field: head, rule: 'hidden' });
-}

@@ -1,3 +1,4 @@
+import { type RegisterOptions } from '../../kernel/index.js';
 import type { DefinitionProblem, FieldDefinition, StreamDefinition } from '../streams/index.js';
 
 export type EntryAttributes = Record<string, unknown>;
@@ -182,9 +183,11 @@ export interface RuleDefinition {
 }
 
 export interface FieldsService {
-  registerType(type: FieldType): void;
+  /** Register a field type (call in `register`); a name taken by another plugin is refused naming both, unless `{ replace: true }`. */
+  registerType(type: FieldType, options?: RegisterOptions): void;
   getType(name: string): FieldType | undefined;
-  registerRule(rule: RuleDefinition): void;
+  /** Register a validation rule (call in `register`); same naming rule as types. */
+  registerRule(rule: RuleDefinition, options?: RegisterOptions): void;
   /**
    * Validate a write payload against the stream's compiled validator, apply defaults
    * (create) and cast to the stored form. Throws ValidationError (409) with one element

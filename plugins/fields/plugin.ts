@@ -1,4 +1,4 @@
-import { definePlugin } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS } from '../../kernel/index.js';
 import { STREAM_REGISTRY } from '../streams/index.js';
 import { coreRules } from './rules/core-rules.js';
 import { relatedStreamCheck, warnDanglingRelations } from './related-streams.js';
@@ -16,11 +16,14 @@ export const fieldsPlugin = definePlugin(() => {
   return {
     name: 'fields',
     requires: ['streams'],
+    provides: [FIELDS],
+    uses: [STREAM_REGISTRY],
     register({ provide, use, config }) {
       const registry = use(STREAM_REGISTRY);
       service = new FieldsRegistry({
         timezone: config.streams.timezone,
         resolveStream: (id) => registry.get(id),
+        extensions: use(EXTENSIONS),
       });
       for (const type of coreTypes) service.registerType(type);
       for (const rule of coreRules) service.registerRule(rule);

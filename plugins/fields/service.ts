@@ -1,5 +1,5 @@
 import type { Ajv } from 'ajv';
-import { AppError, BadRequestError, createAjv, ValidationError, type ErrorElement } from '../../kernel/index.js';
+import { AppError, BadRequestError, createAjv, ValidationError, type ErrorElement, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import { keyStrategy, newUuidKey, type DefinitionProblem, type FieldDefinition, type StreamDefinition } from '../streams/index.js';
 import type {
   EntryAttributes,
@@ -41,6 +41,8 @@ export interface FieldsServiceOptions {
   timezone: string;
   /** Stream definitions by id (the registry), for relationships and nested stream shapes. */
   resolveStream(id: string): StreamDefinition | undefined;
+  /** The kernel's ledger of registrations (a second type or rule of one name is refused naming both plugins). */
+  extensions?: ExtensionLedger;
 }
 
 /** Laravel's `required`: null, an empty (blank) string and an empty list are missing. */
@@ -78,6 +80,7 @@ export class FieldsRegistry implements FieldsService {
   private readonly ajv: Ajv;
 
   constructor(private readonly options: FieldsServiceOptions) {
+    this.ledger = options.extensions ?? new ExtensionLedger();
     // strictNumbers: JSON's 1e400 parses to Infinity, which would pass `integer` and be
     // stored as null; non-finite numbers now fail the type like any other wrong value.
     this.ajv = createAjv({ allErrors: true, verbose: true, strictNumbers: true });
@@ -93,9 +96,12 @@ export class FieldsRegistry implements FieldsService {
     return this.options.timezone;
   }
 
-  registerType(type: FieldType): void {
+  private readonly ledger: ExtensionLedger;
+
+  registerType(type: FieldType, options?: RegisterOptions): void {
     if (!TYPE_NAME.test(type.name)) throw new Error(`Field type name [${type.name}] must match ${TYPE_NAME}.`);
     if (typeof type.schema !== 'function') throw new Error(`Field type [${type.name}] has no schema().`);
+    this.ledger.claim('field type', type.name, options);
     this.types.set(type.name, type);
   }
 
@@ -108,8 +114,9 @@ export class FieldsRegistry implements FieldsService {
     return [...this.types.keys()].sort();
   }
 
-  registerRule(rule: RuleDefinition): void {
+  registerRule(rule: RuleDefinition, options?: RegisterOptions): void {
     if (!RULE_NAME.test(rule.name)) throw new Error(`Rule name [${rule.name}] must match ${RULE_NAME}.`);
+    this.ledger.claim('rule', rule.name, options);
     this.rules.set(rule.name, rule);
   }
 

@@ -1,3 +1,8 @@
+import type { HookKinds } from '../../kernel/index.js';
+
+/** `request.handled` reports an answer already written: each listener isolated. */
+export const HTTP_HOOKS = { 'request.handled': 'after' } as const satisfies HookKinds;
+
 export interface RequestHookPayload {
   method: string;
   path: string;

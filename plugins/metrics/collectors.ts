@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { cacheStatistics, storageFaults, type Logger } from '../../kernel/index.js';
+import { cacheStatistics, type Logger, type StorageHealth } from '../../kernel/index.js';
 import type { RequestHookPayload } from '../http/index.js';
 import type { SourceRegistry } from '../sources/index.js';
 import type { StreamRegistry } from '../streams/index.js';
@@ -24,6 +24,8 @@ export interface CollectorSources {
   /** Looked up at scrape time: the realtime plugin may be switched off. */
   realtime: () => Realtime | undefined;
   logger: Logger;
+  /** This kernel's storage health (its write faults). */
+  storage: StorageHealth;
 }
 
 /** The label of a request that matched no route: one series for every unknown URL. */
@@ -63,7 +65,7 @@ export function createCollectors(registry: Registry, buckets: number[], from: Co
   const faults = new Counter({ name: 'streams_storage_faults_total', help: 'Writes refused because the storage failed (disk full, read-only, I/O error).', registers: [registry] });
   (faults as unknown as { collect: () => void }).collect = () => {
     faults.reset();
-    faults.inc(storageFaults());
+    faults.inc(from.storage.faults());
   };
 
   const realtimeGauge = (name: string, help: string, read: (realtime: Realtime) => number): void => {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { definePlugin } from '../../kernel/index.js';
+import { definePlugin, STORAGE_HEALTH } from '../../kernel/index.js';
 import { API } from '../api/index.js';
 import { HTTP_SERVER } from '../http/index.js';
 import { REALTIME } from '../realtime/index.js';
@@ -29,7 +29,7 @@ export const metricsPlugin = definePlugin(() => {
       registry = new Registry();
       provide(METRICS, registry);
       if (settings.process_metrics) collectDefaultMetrics({ register: registry });
-      const collectors = createCollectors(registry, settings.buckets, { streams: use(STREAM_REGISTRY), sources: use(SOURCES), realtime: () => find(REALTIME), logger });
+      const collectors = createCollectors(registry, settings.buckets, { streams: use(STREAM_REGISTRY), sources: use(SOURCES), realtime: () => find(REALTIME), logger, storage: use(STORAGE_HEALTH) });
       hooks.on('request.handled', (request) => collectors.observe(request));
       hooks.on('kernel.booted', () => collectors.bootSeconds.set(performance.now() / 1000));
       if (settings.expose === 'main') use(HTTP_SERVER).route('GET', settings.path, () => metricsReply(registry));

@@ -1,4 +1,4 @@
-import type { KernelConfig, Logger } from '../../kernel/index.js';
+import type { KernelConfig, Logger, RegisterOptions } from '../../kernel/index.js';
 import type { EntryKey, StreamDefinition } from '../streams/index.js';
 
 /**
@@ -266,11 +266,11 @@ export type CacheStoreFactory = (context: { stream: string }) => CacheStore;
 /** The registry of source types and the open source of each stream. Token: `SOURCES`. */
 export interface SourceRegistry {
   /** Register a source type for `config.source.type` (call in `register`). */
-  registerType(type: string, factory: SourceFactory): void;
+  registerType(type: string, factory: SourceFactory, options?: RegisterOptions): void;
   hasType(type: string): boolean;
   types(): string[];
   /** Register a cache store for `config.cache.store` (call in `register`). */
-  registerCacheStore(name: string, factory: CacheStoreFactory): void;
+  registerCacheStore(name: string, factory: CacheStoreFactory, options?: RegisterOptions): void;
   hasCacheStore(name: string): boolean;
   cacheStoreNames(): string[];
   /** Cast entries read from files by their field types (the entries plugin wires the fields service here). */
@@ -300,6 +300,8 @@ export interface SourceRegistry {
   onExternalChange(listener: (stream: string, changes: ExternalChange[]) => void): void;
   /** Files of opened sources holding an edit that cannot be read (for /readyz details). */
   troubles(): StorageTrouble[];
+  /** Streams not served because their source factory threw (404 with the reason; `/readyz` names them) until redefined. */
+  unserved(): Array<{ stream: string; reason: string }>;
   /** Finish writes and close every source. */
   closeAll(): Promise<void>;
 }

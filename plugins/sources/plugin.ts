@@ -1,4 +1,4 @@
-import { definePlugin, FILE_ROOTS, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS, ExtensionLedger, FILE_ROOTS, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { FOLDER_WATCHER, STREAM_REGISTRY, type StreamDefinition } from '../streams/index.js';
 import { CollectionSource } from './collection/collection-source.js';
 import { checkSourceConfig, storageOf } from './definition-check.js';
@@ -10,8 +10,8 @@ import { SelfSource } from './self/self-source.js';
 import { SOURCES } from './tokens.js';
 
 /** A registry with the four built-in source types. */
-export function createSourceRegistry(config: KernelConfig, root: string, logger: Logger): SourceRegistryImpl {
-  const registry = new SourceRegistryImpl(config, root, logger);
+export function createSourceRegistry(config: KernelConfig, root: string, logger: Logger, extensions: ExtensionLedger = new ExtensionLedger()): SourceRegistryImpl {
+  const registry = new SourceRegistryImpl(config, root, logger, extensions);
   registry.registerType('filebase', (c) => FilebaseSource.create(c));
   registry.registerType('file', (c) => FileSource.create(c));
   registry.registerType('self', (c) => SelfSource.create(c));
@@ -24,8 +24,10 @@ export const sourcesPlugin = definePlugin(() => {
   return {
     name: 'sources',
     requires: ['streams'],
-    register({ provide, use, config, root, logger, hooks }) {
-      registry = createSourceRegistry(config, root, logger);
+    provides: [SOURCES],
+    uses: [STREAM_REGISTRY, FOLDER_WATCHER],
+    register({ provide, use, config, root, logger, hooks, background }) {
+      registry = createSourceRegistry(config, root, logger, use(EXTENSIONS));
       provide(SOURCES, registry);
       registry.watcher = use(FOLDER_WATCHER) ?? undefined;
       registry.fileRoots = use(FILE_ROOTS);
@@ -41,7 +43,7 @@ export const sourcesPlugin = definePlugin(() => {
         const list = definitions.list();
         warnSharedStorage(list, config, root, logger);
         // Entries load now, in the background: the transport listens meanwhile (#16).
-        void registry.preload(list);
+        void background('loading the entries of every stream', () => registry.preload(list));
       });
     },
     async shutdown() {

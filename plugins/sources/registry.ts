@@ -1,4 +1,4 @@
-import { AppError, type FileRoots, type FolderWatcher, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { AppError, NotFoundError, type FileRoots, type FolderWatcher, type KernelConfig, type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import { fieldOf, keyNameOf, type StreamDefinition } from '../streams/index.js';
 import { CachedSource } from './cache/cached-source.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
@@ -63,10 +63,12 @@ export class SourceRegistryImpl implements SourceRegistry {
     private readonly config: KernelConfig,
     private readonly root: string,
     private readonly logger: Logger,
+    private readonly ledger: ExtensionLedger = new ExtensionLedger(),
   ) {}
 
-  registerType(type: string, factory: SourceFactory): void {
+  registerType(type: string, factory: SourceFactory, options?: RegisterOptions): void {
     if (!TYPE_NAME.test(type)) throw new Error(`invalid source type name "${type}"`);
+    this.ledger.claim('source type', type, options);
     this.factories.set(type, factory);
   }
 
@@ -90,7 +92,8 @@ export class SourceRegistryImpl implements SourceRegistry {
     this.reviver = reviver;
   }
 
-  registerCacheStore(name: string, factory: CacheStoreFactory): void {
+  registerCacheStore(name: string, factory: CacheStoreFactory, options?: RegisterOptions): void {
+    this.ledger.claim('cache store', name, options);
     this.cacheStores.set(name, factory);
   }
 
@@ -103,13 +106,49 @@ export class SourceRegistryImpl implements SourceRegistry {
       return current.source;
     }
     if (current) this.retire(definition.id, current.source);
-    const source = this.create(definition);
+    const failed = this.failed.get(definition.id);
+    if (failed !== undefined && failed.fingerprint === fingerprint) throw new NotFoundError(failed.message);
+    let source: Source;
+    try {
+      source = this.create(definition);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw this.unserve(definition, fingerprint, error);
+    }
+    this.failed.delete(definition.id);
     this.sources.set(definition.id, { source, fingerprint, definition });
     return source;
   }
 
+  /**
+   * Streams whose source factory threw, by id, until redefined: answered 404 with the reason,
+   * named by `/readyz`, while the node serves every other stream (one addon's broken source
+   * type never takes the node down).
+   */
+  private readonly failed = new Map<string, { fingerprint: string; reason: string; message: string }>();
+
+  private unserve(definition: StreamDefinition, fingerprint: string, error: unknown): NotFoundError {
+    const type = definition.config.source?.type ?? this.config.streams.default_source;
+    const reason = `its source (type "${type}"${this.ledgerOwner(type)}) could not be created: ${(error as Error)?.message ?? String(error)}`;
+    const message = `Stream [${definition.id}] is not served: ${reason}.`;
+    this.failed.set(definition.id, { fingerprint, reason, message });
+    this.logger.error({ err: error, stream: definition.id, source_type: type }, `stream "${definition.id}" is not served: its source could not be created`);
+    return new NotFoundError(message);
+  }
+
+  private ledgerOwner(type: string): string {
+    const owner = this.ledger.owner('source type', type);
+    return owner === undefined ? '' : `, plugin "${owner}"`;
+  }
+
+  /** Streams not served because their source could not be created (`/readyz` lists them). */
+  unserved(): Array<{ stream: string; reason: string }> {
+    return [...this.failed].map(([stream, { reason }]) => ({ stream, reason }));
+  }
+
   /** Rebuild the source when the definition's source settings changed (else keep it). */
   async definitionChanged(id: string, definition: StreamDefinition | null): Promise<void> {
+    this.failed.delete(id);
     const current = this.sources.get(id);
     if (!current) return;
     if (definition && sourceFingerprint(definition) === current.fingerprint) return;
@@ -135,14 +174,15 @@ export class SourceRegistryImpl implements SourceRegistry {
   preload(definitions: StreamDefinition[]): Promise<void> {
     const started = performance.now();
     const jobs = definitions.map(async (definition) => {
-      const source = this.for(definition);
-      if (!source.capabilities.inMemory) return 0;
       try {
+        // A source that cannot be created is logged by `for` and its stream left unserved.
+        const source = this.for(definition);
+        if (!source.capabilities.inMemory) return 0;
         await source.open();
         return (await source.count([])) ?? 0;
       } catch (error) {
         // Closed meanwhile (shutdown, or the stream redefined): nothing went wrong.
-        if (!(error instanceof SourceClosedError)) this.logger.error({ stream: definition.id, err: error }, 'the entries of a stream could not be loaded at boot');
+        if (!(error instanceof SourceClosedError) && !this.failed.has(definition.id)) this.logger.error({ stream: definition.id, err: error }, 'the entries of a stream could not be loaded at boot');
         return 0;
       }
     });

@@ -1,3 +1,4 @@
+import { type RegisterOptions } from '../../kernel/index.js';
 import type { EntryAttributes } from '../fields/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { HttpReply, HttpRequest } from '../http/index.js';
@@ -29,6 +30,6 @@ export interface ViewRenderer {
 
 /** Token `STREAM_ROUTES`: where addons register handlers and the view renderer (call in `register`). */
 export interface StreamRoutes {
-  registerHandler(uses: string, handler: StreamRouteHandler): void;
+  registerHandler(uses: string, handler: StreamRouteHandler, options?: RegisterOptions): void;
   registerRenderer(renderer: ViewRenderer): void;
 }

@@ -1,4 +1,4 @@
-import { definePlugin } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS } from '../../kernel/index.js';
 import { API, API_MIDDLEWARE } from '../api/index.js';
 import { ENTRIES } from '../entries/index.js';
 import { FIELDS } from '../fields/index.js';
@@ -15,6 +15,7 @@ export const streamRoutesPlugin = definePlugin(() => {
     name: 'stream-routes',
     requires: ['streams', 'fields', 'entries', 'http', 'api'],
     register({ provide, use, hooks, config }) {
+      service.ledger = use(EXTENSIONS);
       provide(STREAM_ROUTES, service);
       use(STREAM_REGISTRY).addCheck(routeConflictCheck(config));
       hooks.on('definition.changed', ({ action, definition }) => {

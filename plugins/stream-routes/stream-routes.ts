@@ -1,4 +1,4 @@
-import type { Logger } from '../../kernel/index.js';
+import { type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import { accessOf, definitionForCaller, readScopeOf, type ApiRequest, type Middleware, type MiddlewareRegistry } from '../api/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { EntryAttributes, FieldsService } from '../fields/index.js';
@@ -46,8 +46,11 @@ export class StreamRoutesService implements StreamRoutes {
   /** Router key (`METHOD pattern`) -> what is mounted there; re-pointed when definitions change. */
   private readonly mounted = new Map<string, Mounted>();
 
-  registerHandler(uses: string, handler: StreamRouteHandler): void {
-    if (this.handlers.has(uses)) throw new Error(`a stream route handler named "${uses}" is already registered`);
+  /** Who registered which handler (the kernel's ledger, given in `register`). */
+  ledger = new ExtensionLedger();
+
+  registerHandler(uses: string, handler: StreamRouteHandler, options?: RegisterOptions): void {
+    this.ledger.claim('stream route handler', uses, options);
     this.handlers.set(uses, handler);
   }
 

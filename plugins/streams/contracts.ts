@@ -1,3 +1,4 @@
+import { type RegisterOptions } from '../../kernel/index.js';
 import type { StreamDefinition } from './types.js';
 
 /** The streams that name another one (see `StreamRegistry.dependentsOf`). */
@@ -121,7 +122,7 @@ export interface StreamRegistry {
   /** Add a semantic check (call in `register`). */
   addCheck(check: DefinitionCheck): void;
   /** Register a definition store type for the `streams.source.type` setting (call in `register`). */
-  registerStore(type: string, factory: DefinitionStoreFactory): void;
+  registerStore(type: string, factory: DefinitionStoreFactory, options?: RegisterOptions): void;
   /** Reload one definition from the store (used when another node changed it). */
   reload(id: string): Promise<void>;
   /**

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isTempFile, type FolderWatcher } from '../../kernel/index.js';
+import { inBackground, isTempFile, type FolderWatcher, type Logger } from '../../kernel/index.js';
 import type { DefinitionRegistry } from './registry.js';
 
 /**
@@ -8,7 +8,7 @@ import type { DefinitionRegistry } from './registry.js';
  * with what is served, so its own writes and duplicate events change nothing). The set of
  * import folders follows the definitions after each sync. Returns the function that stops.
  */
-export function watchDefinitionFiles(registry: DefinitionRegistry, watcher: FolderWatcher, folder: string): () => void {
+export function watchDefinitionFiles(registry: DefinitionRegistry, watcher: FolderWatcher, folder: string, logger: Logger): () => void {
   const importFolders = new Map<string, () => void>();
   let stopped = false;
 
@@ -28,7 +28,7 @@ export function watchDefinitionFiles(registry: DefinitionRegistry, watcher: Fold
   };
 
   const sync = (imports: string[] = []): void => {
-    void registry.sync(imports).then(followImports);
+    void inBackground(logger, 'catching up with the definition files on disk', () => registry.sync(imports).then(followImports));
   };
 
   const onImportEvent = (dir: string, name: string | undefined): void => {

@@ -1,3 +1,13 @@
+import type { HookKinds } from '../../kernel/index.js';
+
+/** The kinds of the hooks the streams plugin emits: the `loading`/`extend`/`loaded` listeners may refuse a definition. */
+export const DEFINITION_HOOKS = {
+  'definition.loading': 'veto',
+  'definition.extend': 'veto',
+  'definition.loaded': 'veto',
+  'definition.changed': 'after',
+} as const satisfies HookKinds;
+
 /** A stream definition as JSON (raw, before or after normalization). */
 export type DefinitionJson = Record<string, unknown>;
 

@@ -17,6 +17,22 @@ const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
 const DECLARED_INTEGER_TEXT = /^-?\d{1,16}$/;
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMBER_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+
+/**
+ * The number a key stands for in key order and numeric typing: a number as is, a text written
+ * as a canonical number (`7`, `-2.5`; not `07` or `7.`) as its value, anything else undefined.
+ * The one place that says which keys are numeric (the sources' key order and sort keys, and
+ * MongoDB's `_id` typing, used to copy this pattern).
+ */
+export function numericKeyValue(key: unknown): number | undefined {
+  if (typeof key === 'number') return key;
+  return typeof key === 'string' && NUMBER_TEXT.test(key) ? Number(key) : undefined;
+}
+
+/** Whether a text is written as a canonical number (`7`, `-2.5`), so a numeric key field reads it as one. */
+export function isNumericKeyText(text: string): boolean {
+  return NUMBER_TEXT.test(text);
+}
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Longer keys are refused (400): no store or file system should get them. */

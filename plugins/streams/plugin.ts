@@ -1,9 +1,10 @@
-import { definePlugin, FILE_ROOTS, FolderLock, FolderWatcher, isInsideFolder, type KernelConfig } from '../../kernel/index.js';
+import { definePlugin, EXTENSIONS, FILE_ROOTS, FolderLock, FolderWatcher, isInsideFolder, type KernelConfig } from '../../kernel/index.js';
 import { watchDefinitionFiles } from './definition-watch.js';
 import { FileDefinitionStore } from './file-store.js';
 import { DefinitionRegistry } from './registry.js';
 import { FOLDER_WATCHER, STREAM_REGISTRY } from './tokens.js';
 import { streamsSettings } from './settings.js';
+import { DEFINITION_HOOKS } from './hooks.js';
 
 /**
  * The streams plugin: loads `streams/*.json` as entries of the meta-stream and owns the
@@ -16,6 +17,8 @@ export const streamsPlugin = definePlugin(() => {
   return {
     name: 'streams',
     settings: streamsSettings,
+    emits: DEFINITION_HOOKS,
+    provides: [STREAM_REGISTRY, FOLDER_WATCHER],
     register({ provide, use, config, hooks, logger }) {
       const settings = config.streams;
       const roots = use(FILE_ROOTS);
@@ -33,6 +36,7 @@ export const streamsPlugin = definePlugin(() => {
         },
         hooks,
         logger,
+        use(EXTENSIONS),
       );
       registry.registerStore('filebase', ({ path }) => new FileDefinitionStore(path, { maxBytes: settings.files.max_bytes, roots }));
       provide(STREAM_REGISTRY, registry);
@@ -40,12 +44,12 @@ export const streamsPlugin = definePlugin(() => {
       if (settings.watch) watcher = new FolderWatcher(logger);
       provide(FOLDER_WATCHER, watcher);
     },
-    async boot({ config }) {
+    async boot({ config, logger }) {
       // Before anything is read or listens: a second server on these files stops here (issue #27).
       for (const folder of lockedFolders(config)) locks.push(await FolderLock.acquire(folder));
       await registry.load();
       const folder = registry.storeFolder;
-      if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder);
+      if (folder !== undefined && watcher !== null) watchDefinitionFiles(registry, watcher, folder, logger);
     },
     async shutdown() {
       // Stops every watch first: nothing is re-read while the plugins shut down.

@@ -1,14 +1,4 @@
-import {
-  AppError,
-  ConfigError,
-  KeyedLock,
-  NotFoundError,
-  ValidationError,
-  type ErrorElement,
-  type FileRoots,
-  type Hooks,
-  type Logger,
-} from '../../kernel/index.js';
+import { AppError, ConfigError, KeyedLock, NotFoundError, ValidationError, type ErrorElement, type FileRoots, type Hooks, type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import type {
   DefinitionCheck,
   DefinitionGuard,
@@ -21,6 +11,8 @@ import type {
   WriteResult,
 } from './contracts.js';
 import { DefinitionBuilder, DefinitionProblems } from './definition-builder.js';
+import { DefinitionTroubles } from './definition-troubles.js';
+import { DefinitionSync } from './definition-sync.js';
 import type { DefinitionChangedPayload } from './hooks.js';
 import { importedFiles } from './imports.js';
 import type { StreamDefinition } from './types.js';
@@ -71,20 +63,36 @@ export class DefinitionRegistry implements StreamRegistry {
    * change) are recognized and nothing is rebuilt for them.
    */
   private readonly storedJson = new Map<string, string>();
-  /** Definitions whose file holds an edit that cannot be used: the last good version is served. */
-  private readonly degradedBy = new Map<string, DefinitionTrouble>();
-  /** Streams not served at all: the parent they extend is missing (a file deleted by hand). */
-  private readonly orphans = new Map<string, DefinitionTrouble>();
-  private syncing: Promise<void> | undefined;
-  private syncAgain = false;
-  private readonly changedImports = new Set<string>();
+  /** What is not served as it is on disk, and the warnings already logged (definition-troubles.ts). */
+  private readonly troubleLog: DefinitionTroubles;
+  /** Live sync of the store's files (definition-sync.ts). */
+  private readonly liveSync: DefinitionSync;
 
   constructor(
     private readonly settings: RegistrySettings,
     private readonly hooks: Hooks,
     private readonly logger: Logger,
+    private readonly ledger: ExtensionLedger = new ExtensionLedger(),
   ) {
     this.metaId = settings.metaId;
+    this.troubleLog = new DefinitionTroubles(logger);
+    this.liveSync = new DefinitionSync({
+      metaId: this.metaId,
+      root: settings.root,
+      path: settings.path,
+      logger,
+      definitions: this.definitions,
+      storedJson: this.storedJson,
+      troubles: this.troubleLog,
+      lock: this.lock,
+      store: () => this.store,
+      build: (input) => this.builder.build(input, this),
+      changed: (payload) => this.changed(payload),
+      publish: (definition, action) => this.publish(definition, action),
+      reordered: () => {
+        this.sorted = undefined;
+      },
+    });
     this.builder = new DefinitionBuilder(
       settings.root,
       settings.path,
@@ -98,7 +106,8 @@ export class DefinitionRegistry implements StreamRegistry {
     this.builder.checks.push(check);
   }
 
-  registerStore(type: string, factory: DefinitionStoreFactory): void {
+  registerStore(type: string, factory: DefinitionStoreFactory, options?: RegisterOptions): void {
+    this.ledger.claim('definition store', type, options);
     this.storeFactories.set(type, factory);
   }
 
@@ -113,7 +122,7 @@ export class DefinitionRegistry implements StreamRegistry {
   require(id: string): StreamDefinition {
     const definition = this.definitions.get(id);
     if (!definition) {
-      const orphan = this.orphans.get(id);
+      const orphan = this.troubleLog.orphans.get(id);
       if (orphan !== undefined) throw new NotFoundError(`Stream [${id}] is not served: it ${orphan.reason}.`);
       throw new NotFoundError(`Stream [${id}] not found.`);
     }
@@ -154,7 +163,7 @@ export class DefinitionRegistry implements StreamRegistry {
       this.logger.error({ file: error.file, at: error.path, problem: error.problem }, error.message);
     };
     const onInvalid = this.settings.reportAll === true ? (file: string, reason: string) => problem(new ConfigError(reason, file, '/')) : undefined;
-    const items = await this.store.loadAll(onInvalid, (file, reason) => this.trouble(file, { file, reason }));
+    const items = await this.store.loadAll(onInvalid, (file, reason) => this.troubleLog.report(file, { file, reason }));
     const pending = new Map<string, { raw: Record<string, unknown>; file?: string }>();
     for (const item of items) {
       const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
@@ -173,7 +182,7 @@ export class DefinitionRegistry implements StreamRegistry {
     const building = new Set<string>();
     const buildOne = async (id: string): Promise<StreamDefinition | undefined> => {
       const done = this.definitions.get(id);
-      if (done || this.orphans.has(id)) return done;
+      if (done || this.troubleLog.orphans.has(id)) return done;
       const item = pending.get(id)!;
       building.add(id);
       const parentId = item.raw.extends;
@@ -185,7 +194,7 @@ export class DefinitionRegistry implements StreamRegistry {
         // again once the parent file is back), everything else is served.
         if (!pending.has(parentId) || (await buildOne(parentId)) === undefined) {
           building.delete(id);
-          this.orphan(id, item.file, parentId);
+          this.troubleLog.orphan(id, item.file, parentId);
           return undefined;
         }
       }
@@ -193,7 +202,7 @@ export class DefinitionRegistry implements StreamRegistry {
         const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
         this.definitions.set(id, definition);
         this.storedJson.set(id, JSON.stringify(item.raw));
-        this.warnOnce(definition);
+        this.troubleLog.warnOnce(definition);
         return definition;
       } catch (error) {
         if (error instanceof DefinitionProblems) throw asConfigError(error, item.file ?? this.settings.path);
@@ -329,7 +338,7 @@ export class DefinitionRegistry implements StreamRegistry {
       await this.store!.remove(id);
       this.definitions.delete(id);
       this.storedJson.delete(id);
-      this.degradedBy.delete(id);
+      this.troubleLog.degraded.delete(id);
       this.sorted = undefined;
       return true;
     });
@@ -376,36 +385,15 @@ export class DefinitionRegistry implements StreamRegistry {
 
   /**
    * Live sync (issue #14): bring the definitions in line with the store's files after an
-   * edit on disk. Files that did not change (or hold what this server wrote) are skipped;
-   * a changed one is rebuilt and published (its children rebuilt on it); a removed one is
-   * unpublished; an edit that cannot be used keeps the last good version, logged once and
-   * listed by `troubles()`. Calls made while a sync runs are folded into one more run.
-   * `imports`: imported files that changed (the definitions importing them are rebuilt).
+   * edit on disk (definition-sync.ts). `imports`: imported files that changed.
    */
   sync(imports: Iterable<string> = []): Promise<void> {
-    for (const file of imports) this.changedImports.add(file);
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    this.syncing = (async () => {
-      try {
-        do {
-          this.syncAgain = false;
-          await this.syncOnce();
-        } while (this.syncAgain);
-      } catch (error) {
-        this.logger.error({ err: error, path: this.settings.path }, 'reading the definition files failed; the current definitions stay served');
-      } finally {
-        this.syncing = undefined;
-      }
-    })();
-    return this.syncing;
+    return this.liveSync.sync(imports);
   }
 
   /** Definitions not served as they are on disk: `degraded` (last good version served) and `unserved` (waiting for a parent). */
   troubles(): { degraded: DefinitionTrouble[]; unserved: DefinitionTrouble[] } {
-    return { degraded: [...this.degradedBy.values()], unserved: [...this.orphans.values()] };
+    return this.troubleLog.list();
   }
 
   /** Every file a definition imports, with the streams importing it (live sync watches them). */
@@ -417,146 +405,13 @@ export class DefinitionRegistry implements StreamRegistry {
     return out;
   }
 
-  private async syncOnce(): Promise<void> {
-    const store = this.store;
-    if (!store) return;
-    const imports = new Set(this.changedImports);
-    this.changedImports.clear();
-    const published: Array<{ definition: StreamDefinition; action: 'created' | 'updated' }> = [];
-    const deleted: string[] = [];
-    await this.lock.run('definitions', async () => {
-      const invalid = new Map<string, string>();
-      const items = await store.loadAll((file, reason) => invalid.set(file, reason));
-      const byId = new Map<string, { raw: Record<string, unknown>; file?: string }>();
-      for (const item of items) {
-        const id = (item.raw.id ?? item.raw.handle ?? item.id) as string | undefined;
-        if (typeof id !== 'string' || id === this.metaId || byId.has(id)) {
-          this.trouble(id ?? item.file ?? '?', { stream: id, file: item.file, reason: id === undefined ? 'a stream definition needs an id' : `the stream id [${id}] is taken` });
-          continue;
-        }
-        byId.set(id, item);
-      }
-      for (const [file, reason] of invalid) {
-        const owner = [...this.definitions.values()].find((d) => d.file === file)?.id;
-        this.trouble(owner ?? file, { stream: owner, file, reason });
-      }
-      // Gone from disk (and not merely unreadable right now): no longer served.
-      for (const [id, definition] of this.definitions) {
-        if (byId.has(id) || (definition.file !== undefined && invalid.has(definition.file))) continue;
-        this.definitions.delete(id);
-        this.storedJson.delete(id);
-        this.degradedBy.delete(id);
-        deleted.push(id);
-      }
-      for (const id of [...this.orphans.keys()]) if (!byId.has(id)) this.orphans.delete(id);
-      for (const [key, trouble] of this.degradedBy) {
-        if (trouble.file !== undefined && !invalid.has(trouble.file) && (trouble.stream === undefined || !byId.has(trouble.stream))) this.degradedBy.delete(key);
-      }
-      // Parents first, so a child builds on its parent's new version.
-      const depth = (id: string, seen = new Set<string>()): number => {
-        const parent = byId.get(id)?.raw.extends;
-        if (typeof parent !== 'string' || !byId.has(parent) || seen.has(parent)) return 0;
-        seen.add(id);
-        return 1 + depth(parent, seen);
-      };
-      const ids = [...byId.keys()].sort((a, b) => depth(a) - depth(b));
-      for (const id of ids) {
-        const item = byId.get(id)!;
-        const json = JSON.stringify(item.raw);
-        const current = this.definitions.get(id);
-        const parent = item.raw.extends;
-        if (typeof parent === 'string' && parent !== id && !this.definitions.has(parent)) {
-          // Its parent is gone (deleted by hand, or itself unserved): not served at once, as
-          // after a restart (issue #27), and served again when the parent is back.
-          if (current) {
-            this.definitions.delete(id);
-            this.storedJson.delete(id);
-            this.degradedBy.delete(id);
-            deleted.push(id);
-          }
-          this.orphan(id, item.file, parent);
-          continue;
-        }
-        const importChanged = current !== undefined && importedFiles(current.raw, this.settings.root).some((f) => imports.has(f));
-        if (current && this.storedJson.get(id) === json && !importChanged) {
-          if (item.file !== undefined && !invalid.has(item.file)) this.degradedBy.delete(id);
-          continue;
-        }
-        if (current && !importChanged && this.onlyOwnDataChanged(current, item.raw)) {
-          // A `self` stream's entries edited on disk: its source catches up with them itself
-          // (entry by entry, with change events); the definition keeps its object.
-          current.raw = item.raw;
-          current.data = item.raw.data;
-          this.storedJson.set(id, json);
-          this.degradedBy.delete(id);
-          continue;
-        }
-        try {
-          const definition = await this.builder.build({ raw: item.raw, id, file: item.file, parentOf: (p) => this.definitions.get(p) }, this);
-          this.definitions.set(id, definition);
-          this.storedJson.set(id, json);
-          this.warnOnce(definition);
-          this.degradedBy.delete(id);
-          this.orphans.delete(id);
-          published.push({ definition, action: current ? 'updated' : 'created' });
-        } catch (error) {
-          const reason = error instanceof DefinitionProblems ? error.problems.map((p) => `${p.path}: ${p.message}`).join('; ') : String((error as Error).message ?? error);
-          this.trouble(id, { stream: id, file: item.file, reason: current ? `${reason} (the last good version is served)` : reason });
-        }
-      }
-      this.sorted = undefined;
-    });
-    for (const id of deleted) {
-      this.logger.info({ stream: id }, 'definition file removed: the stream is no longer served');
-      await this.changed({ id, action: 'deleted', definition: null });
-    }
-    for (const { definition, action } of published) {
-      this.logger.info({ stream: definition.id, path: definition.file }, `definition ${action} on disk`);
-      await this.publish(definition, action);
-    }
-  }
-
   /** The folder of the definition files, when the store is one (live sync watches it). */
   get storeFolder(): string | undefined {
     return this.store?.path;
   }
 
-  /** True when only `data` differs from the stored file and the stream keeps its entries in this very definition. */
-  private onlyOwnDataChanged(current: StreamDefinition, raw: Record<string, unknown>): boolean {
-    const source = current.config.source;
-    const stored = this.storedJson.get(current.id);
-    if (stored === undefined || source.type !== 'self' || (typeof source.file === 'string' && source.file !== '')) return false;
-    const { data: _a, ...before } = JSON.parse(stored) as Record<string, unknown>;
-    const { data: _b, ...after } = raw;
-    return JSON.stringify(before) === JSON.stringify(after);
-  }
-
-  /** Unknown keys, logged once per stream and text (a rebuild with the same typo says nothing new). */
-  private readonly warned = new Map<string, string>();
-  private warnOnce(definition: StreamDefinition): void {
-    const text = (definition.warnings ?? []).join('\n');
-    if (text === '' || this.warned.get(definition.id) === text) return;
-    this.warned.set(definition.id, text);
-    for (const warning of definition.warnings!) this.logger.warn({ stream: definition.id, path: definition.file }, warning);
-  }
-
-  /** Remember (and log once) why a definition file is not served as it is. */
-  private trouble(key: string, trouble: DefinitionTrouble): void {
-    const known = this.degradedBy.get(key);
-    if (known?.reason === trouble.reason && known.file === trouble.file) return;
-    this.degradedBy.set(key, trouble);
-    this.logger.error({ stream: trouble.stream, path: trouble.file }, `definition file not applied: ${trouble.reason}`);
-  }
-
-  private orphan(id: string, file: string | undefined, parent: string): void {
-    const reason = `extends [${parent}], which does not exist: not served until it does`;
-    if (this.orphans.get(id)?.reason === reason) return;
-    this.orphans.set(id, { stream: id, file, reason });
-    this.logger.error({ stream: id, path: file, parent }, `stream [${id}] ${reason}`);
-  }
-
   async close(): Promise<void> {
-    await this.syncing;
+    await this.liveSync.idle();
     await this.lock.idle();
     await this.store?.close?.();
   }
@@ -566,7 +421,7 @@ export class DefinitionRegistry implements StreamRegistry {
     const stored = (await this.store!.state?.(id)) ?? { state: 'unchanged' };
     // The file still holds the edit live sync could not use (it parses, but is not a valid
     // definition): a write would replace it with the last good version plus the change.
-    const trouble = this.degradedBy.get(id);
+    const trouble = this.troubleLog.degraded.get(id);
     if (stored.state === 'unchanged' && trouble !== undefined && this.definitions.has(id)) {
       throw new AppError(409, `The definition file of stream [${id}] holds an edit that is not served (${trouble.reason}); fix it before writing.`);
     }
@@ -579,8 +434,8 @@ export class DefinitionRegistry implements StreamRegistry {
     if (file) definition.file = file;
     this.definitions.set(definition.id, definition);
     this.storedJson.set(definition.id, JSON.stringify(definition.raw));
-    this.degradedBy.delete(definition.id);
-    this.orphans.delete(definition.id);
+    this.troubleLog.degraded.delete(definition.id);
+    this.troubleLog.orphans.delete(definition.id);
     this.sorted = undefined;
   }
 

@@ -88,8 +88,7 @@ function start(config = path.join(app, 'app.json')): Promise<ServerProcess> {
   return startServer(['--config', config, '--port', '0'], path.dirname(config));
 }
 
-// Tests read deep envelope paths; `expect` does the checking.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep envelope paths; `expect` does the checking
 async function call(url: string, method: 'GET' | 'POST', target: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await request(`${url}${target}`, {
     method,

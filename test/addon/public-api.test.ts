@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import pino from 'pino';
+import * as vitest from 'vitest';
 import { describe, expect, it } from 'vitest';
 import * as addon from '../../plugins/addon/index.js';
 import * as testing from '../../plugins/addon/testing.js';
@@ -13,7 +15,7 @@ const RUNTIME_EXPORTS = [
   'HOOKS', 'HOOK_NAMES', 'HTTP_SERVER', 'Hooks', 'KeyedLock', 'LOGGER', 'MemorySource', 'NotFoundError', 'SOURCES',
   'STREAM_REGISTRY', 'STREAM_ROUTES', 'SingleFileSource', 'ValidationError', 'assertFileKey', 'compareEntries',
   'definePlugin', 'definitionToJson', 'fieldOf', 'isAppError', 'matchesWhere', 'removeFileDurable', 'resolveInRoot',
-  'defineSettings', 'serviceRef', 'writeFileDurable',
+  'defineSettings', 'serviceRef', 'writeFileDurable', 'EXTENSIONS', 'RegistrationError',
 ];
 
 describe('streams-kernel/addon', () => {
@@ -60,6 +62,28 @@ describe('docs/addons.md, "The public API"', () => {
 
 describe('streams-kernel/testing', () => {
   it('exports startTestApp', () => {
-    expect(Object.keys(testing)).toEqual(['startTestApp']);
+    expect(Object.keys(testing).sort()).toEqual(['FILMS', 'contractDefinition', 'runSourceContract', 'startTestApp']);
   });
 });
+
+describe('streams-kernel/testing: the source contract suite', () => {
+  // An addon's source type runs the cases ours run, through the SDK (issue #30 item 6): here
+  // a source written the way an addon author would, on the public MemorySource building block.
+  testing.runSourceContract(vitest, 'an addon-style in-memory source', async () => ({
+    create: async (definition) => new AddonMemorySource(definition, silent),
+    cleanup: async () => undefined,
+  }), { source: { type: 'addon-memory' } });
+});
+
+const silent = pino({ level: 'silent' });
+
+class AddonMemorySource extends addon.MemorySource {
+  readonly type = 'addon-memory';
+  readonly capabilities = { inMemory: true, persistent: false };
+  protected async loadAll(): Promise<addon.Entry[]> {
+    return [];
+  }
+  protected async persistPut(): Promise<void> {}
+  protected async persistDelete(): Promise<void> {}
+  protected async persistTruncate(): Promise<void> {}
+}

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type Plugin } from '../../kernel/index.js';
-import { STREAM_ROUTES, type StreamRoutes } from '../../plugins/stream-routes/index.js';
+import { STREAM_ROUTES } from '../../plugins/stream-routes/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /** An addon that serves the spec's stream `routes`: a controller action and a view renderer. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../kernel/index.js';
-import { API, ApiGate, type ApiRequest, type ApiService } from '../../plugins/api/index.js';
+import { API, ApiGate, type ApiRequest } from '../../plugins/api/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 const streams = { planets: { name: 'Planets', fields: { id: 'integer', name: 'string' } }, people: { name: 'People', fields: { id: 'integer' } } };

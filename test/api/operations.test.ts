@@ -5,7 +5,7 @@ import pino from 'pino';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, definePlugin, Kernel } from '../../kernel/index.js';
-import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { HTTP_SERVER } from '../../plugins/http/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 const streams = { planets: { name: 'Planets', fields: { id: 'integer', name: 'string' } } };

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../kernel/index.js';
-import { FIELDS, type FieldsService } from '../../plugins/fields/index.js';
+import { FIELDS } from '../../plugins/fields/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { startServer } from '../helpers/server-process.js';
 

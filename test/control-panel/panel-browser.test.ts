@@ -36,6 +36,7 @@ function embedded(): { streams: Record<string, object>; data: Record<string, Arr
   return { streams, data };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep envelope paths; `expect` does the checking
 async function api(app: TestApp, method: string, route: string, body?: unknown): Promise<{ status: number; json: any }> {
   const answer = await request(`${app.url}/api${route}`, { method: method as 'GET', headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await answer.body.text();

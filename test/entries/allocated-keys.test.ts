@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type Plugin } from '../../kernel/index.js';
-import { MemorySource, SOURCES, type Entry, type SourceRegistry } from '../../plugins/sources/index.js';
+import { MemorySource, SOURCES, type Entry } from '../../plugins/sources/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /**

@@ -2,9 +2,9 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, Kernel } from '../../kernel/index.js';
-import { ENTRIES, type EntriesService } from '../../plugins/entries/index.js';
+import { ENTRIES } from '../../plugins/entries/index.js';
 import { FIELDS } from '../../plugins/fields/index.js';
-import { SOURCES, type SourceRegistry } from '../../plugins/sources/index.js';
+import { SOURCES } from '../../plugins/sources/index.js';
 import { tempRoot } from '../sources/harness.js';
 
 const roots: string[] = [];

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, definePlugin, Kernel, type Plugin } from '../../kernel/index.js';
 import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
-import { FIELDS, type FieldsService } from '../../plugins/fields/index.js';
-import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
+import { FIELDS } from '../../plugins/fields/index.js';
+import { STREAM_REGISTRY } from '../../plugins/streams/index.js';
 import { ENCRYPTION_KEY_ENV } from '../../plugins/fields/encryption.js';
 import { MemoryLookup } from './harness.js';
 

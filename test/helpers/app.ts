@@ -15,7 +15,7 @@ import { startTestApp, type StartAppOptions, type TestApp as PublicTestApp, type
 import { contractChecked } from '../openapi/contract.js';
 
 export type { StartAppOptions };
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep envelope paths; `expect` does the checking
 export type TestResponse = PublicResponse<any>;
 export interface TestApp extends Omit<PublicTestApp, 'request'> {
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;

@@ -16,7 +16,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   };
 });
 
-const { ensureDirDurable, writeFileDurable } = await import('../../kernel/durable-fs.js');
+const { ensureDirDurable, writeFileDurable } = await import('../../kernel/tools/durable-fs.js');
 
 let dir: string;
 beforeAll(async () => {

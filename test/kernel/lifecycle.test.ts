@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildConfig, definePlugin, Kernel, PluginTimeoutError, type Logger } from '../../kernel/index.js';
 import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
-import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { HTTP_SERVER } from '../../plugins/http/index.js';
 
 /**
  * #17 item 3: per-plugin boot and shutdown time limits whose message names the stuck

@@ -10,7 +10,7 @@ import { startApp, type TestApp } from '../helpers/app.js';
 const books = { id: 'books', fields: { id: { type: 'integer' }, title: { type: 'string' } } };
 const data = { books: [{ id: 1, title: 'One' }, { id: 2, title: 'Two' }, { id: 3, title: 'Three' }] };
 
-let apps: TestApp[] = [];
+const apps: TestApp[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });

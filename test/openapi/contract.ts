@@ -1,7 +1,7 @@
-import { API, type ApiService } from '../../plugins/api/index.js';
-import { FIELDS, type FieldsService } from '../../plugins/fields/index.js';
+import { API } from '../../plugins/api/index.js';
+import { FIELDS } from '../../plugins/fields/index.js';
 import { buildDocument } from '../../plugins/openapi/document.js';
-import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
+import { STREAM_REGISTRY } from '../../plugins/streams/index.js';
 import type { TestApp } from '../helpers/app.js';
 import { responseValidator } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REALTIME, type Realtime } from '../../plugins/realtime/index.js';
+import { REALTIME } from '../../plugins/realtime/index.js';
 import type { TestApp } from '../helpers/app.js';
 import { TRANSPORTS } from '../http/transports.js';
 import { cleanups, listen, runCleanups, socket, until } from './clients.js';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, Kernel } from '../../kernel/index.js';
-import { HTTP_SERVER, type HttpServer } from '../../plugins/http/index.js';
+import { HTTP_SERVER } from '../../plugins/http/index.js';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../plugins/realtime/webhooks.js';
 import { cleanups, runCleanups, until } from './clients.js';
 import { eventually } from '../helpers/eventually.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppError, definePlugin, injectStorageFault } from '../../kernel/index.js';
+import { AppError, definePlugin, injectStorageFault, STORAGE_HEALTH } from '../../kernel/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -34,6 +34,28 @@ describe('storage faults', () => {
     injectStorageFault(undefined);
     expect((await app.request('POST', '/api/streams/notes/entries', { text: 'y' })).status).toBe(201);
     expect((await app.request('GET', '/readyz')).status).toBe(200);
+  });
+});
+
+describe('storage health is per kernel (#30)', () => {
+  let other: TestApp | undefined;
+  afterEach(async () => {
+    await other?.close();
+    other = undefined;
+  });
+
+  it('a fault in one kernel\'s data folder leaves another kernel in the same process ready and writing', async () => {
+    const streams = { notes: { fields: { id: 'integer', text: 'string' } } };
+    app = await startApp({ streams });
+    other = await startApp({ streams });
+    app.kernel.get(STORAGE_HEALTH).inject('ENOSPC');
+    expect((await app.request('POST', '/api/streams/notes/entries', { text: 'x' })).status).toBe(503);
+    expect((await app.request('GET', '/readyz')).status).toBe(503);
+    expect((await other.request('GET', '/readyz')).status).toBe(200);
+    expect((await other.request('POST', '/api/streams/notes/entries', { text: 'y' })).status).toBe(201);
+    expect(other.kernel.get(STORAGE_HEALTH).faults()).toBe(0);
+    expect(app.kernel.get(STORAGE_HEALTH).faults()).toBe(1);
+    app.kernel.get(STORAGE_HEALTH).inject(undefined);
   });
 });
 

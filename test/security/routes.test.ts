@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type Plugin } from '../../kernel/index.js';
-import { STREAM_ROUTES, type StreamRoutes } from '../../plugins/stream-routes/index.js';
+import { STREAM_ROUTES } from '../../plugins/stream-routes/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /** Issue #13 item 3: the API surface belongs to the product; stream routes run behind its gate. */

@@ -204,7 +204,7 @@ describe('indexed engine against the scanning engine (differential)', () => {
     await source.open();
     const orders: OrderClause[][] = [];
     for (const first of ['a', 'b', 'c', 'id']) for (const direction of ['asc', 'desc'] as const) orders.push([{ field: first, direction }, { field: 'id', direction: 'asc' }]);
-    const held = (source as unknown as { sorted: { bytes: number; size: number } }).sorted;
+    const held = (source as unknown as { table: { sorted: { bytes: number; size: number } } }).table.sorted;
     for (let round = 0; round < 2; round++) {
       for (const orderBy of orders) {
         // Deep pages: answered by one full sort, which is what the order cache keeps.

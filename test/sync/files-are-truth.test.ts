@@ -152,6 +152,7 @@ describe('bytes kept (item 4)', () => {
     await kernel.boot();
     try {
       const url = kernel.get(HTTP_SERVER).url;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read deep envelope paths; `expect` does the checking
       const get = async (route: string): Promise<{ status: number; json: any }> => {
         const res = await request(`${url}${route}`);
         return { status: res.statusCode, json: await res.body.json() };

@@ -1,3 +1,4 @@
+import { numericKeyValue } from '../../streams/index.js';
 import type { Entry, OrderClause } from '../contracts.js';
 import { compareKeys, ownReader, typeRank } from './values.js';
 
@@ -18,8 +19,6 @@ export interface SortRow {
   key: unknown;
 }
 
-const NUMERIC_KEY = /^-?(0|[1-9]\d*)(\.\d+)?$/;
-
 /** The value a sort compares within its type bracket (compareValues: `<` on scalars, JSON otherwise). */
 export function sortValue(value: unknown, rank: number): number | string {
   switch (rank) {
@@ -37,8 +36,7 @@ export function sortValue(value: unknown, rank: number): number | string {
 }
 
 export function keyNumber(key: unknown): number {
-  if (typeof key === 'number') return key;
-  return typeof key === 'string' && NUMERIC_KEY.test(key) ? Number(key) : NaN;
+  return numericKeyValue(key) ?? NaN;
 }
 
 /** Key order (compareKeys) on precomputed parts. */

@@ -1,3 +1,4 @@
+import { numericKeyValue } from '../../streams/index.js';
 import type { EntryKey } from '../contracts.js';
 
 /** Read a (dotted) field of an entry, own properties only (never the prototype chain). */
@@ -110,15 +111,13 @@ export function compareScalars(a: unknown, b: unknown): number | undefined {
   return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
 }
 
-const NUMERIC_KEY = /^-?(0|[1-9]\d*)(\.\d+)?$/;
-
 /**
  * Key order: numeric keys (numbers or numeric strings) numerically first, then other
  * string keys by code unit. This is the default order of every list.
  */
 export function compareKeys(a: unknown, b: unknown): number {
-  const na = typeof a === 'number' ? a : typeof a === 'string' && NUMERIC_KEY.test(a) ? Number(a) : undefined;
-  const nb = typeof b === 'number' ? b : typeof b === 'string' && NUMERIC_KEY.test(b) ? Number(b) : undefined;
+  const na = numericKeyValue(a);
+  const nb = numericKeyValue(b);
   if (na !== undefined && nb !== undefined) return na - nb || compareText(String(a), String(b));
   if (na !== undefined) return -1;
   if (nb !== undefined) return 1;

@@ -1,7 +1,7 @@
 import { opendirSync, type Dir } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, isTempFile, readTextFile, UnreadableTextError, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, inBackground, isTempFile, readTextFile, UnreadableTextError, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import { NOT_AT_HAND, type Entry, type EntryKey, type ExternalChange, type SourceCapabilities, type SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
@@ -358,7 +358,8 @@ export class FilebaseSource extends MemorySource {
       if (rest.length > 1) this.duplicates.set(id, rest);
       else {
         this.duplicates.delete(id);
-        if (rest[0] !== undefined) void this.fileChanged(rest[0]);
+        const next = rest[0];
+        if (next !== undefined) void inBackground(this.logger, `reading ${next} again`, () => this.fileChanged(next));
       }
     }
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { renameSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { checkInjectedFault, storageError, storageWritten } from './storage-health.js';
+import { storageHealthOf } from './storage-health.js';
 
 /**
  * Durable file primitives shared by every writer (definitions, filebase, file, self).
@@ -32,14 +32,15 @@ export function isTempFile(name: string): boolean {
  * Callers batching several files share that one folder fsync.
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, options: ReplaceOptions = {}): Promise<boolean> {
+  const health = storageHealthOf(file);
   let written: boolean;
   try {
-    checkInjectedFault();
+    health.checkInjected();
     written = await writeAtomic(file, data, options);
   } catch (error) {
-    throw storageError(error);
+    throw health.error(error);
   }
-  storageWritten();
+  health.written();
   return written;
 }
 
@@ -114,33 +115,35 @@ export async function ensureDirDurable(dir: string): Promise<void> {
 /** Write durably; with `options.unchanged`, false (nothing written) when the target changed meanwhile (see ReplaceGuard). */
 export async function writeFileDurable(file: string, data: string | Uint8Array, options?: ReplaceOptions): Promise<boolean> {
   const dir = path.dirname(file);
+  const health = storageHealthOf(file);
   try {
     await ensureDirDurable(dir);
   } catch (error) {
-    throw storageError(error);
+    throw health.error(error);
   }
   if (!(await writeFileAtomic(file, data, options))) return false;
   try {
     await fsyncDir(dir);
   } catch (error) {
-    throw storageError(error);
+    throw health.error(error);
   }
   return true;
 }
 
 /** Remove a file durably; a missing file is not an error (the goal state holds). */
 export async function removeFileDurable(file: string): Promise<boolean> {
+  const health = storageHealthOf(file);
   try {
-    checkInjectedFault();
+    health.checkInjected();
     await unlink(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw storageError(error);
+    throw health.error(error);
   }
   try {
     await fsyncDir(path.dirname(file));
   } catch (error) {
-    throw storageError(error);
+    throw health.error(error);
   }
   return true;
 }

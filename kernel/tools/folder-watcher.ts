@@ -1,6 +1,7 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
+import { inBackground } from './background.js';
 
 /**
  * Told which names changed in a folder; `undefined` means "anything may have changed"
@@ -103,7 +104,7 @@ export class FolderWatcher {
       } else if (code !== 'ENOENT' && code !== 'ENOTDIR') {
         this.logger.warn({ path: folder, err: error }, 'cannot watch the folder; edits on disk there are seen at the next write');
       }
-      watched.retry = setTimeout(() => void this.reappear(folder, watched), this.retryMs);
+      watched.retry = setTimeout(() => void inBackground(this.logger, `looking for the folder ${folder}`, () => this.reappear(folder, watched)), this.retryMs);
       watched.retry.unref();
     }
   }
@@ -114,7 +115,7 @@ export class FolderWatcher {
     if (this.closed || this.folders.get(folder) !== watched) return;
     const there = await stat(folder).then((s) => s.isDirectory(), () => false);
     if (!there) {
-      watched.retry = setTimeout(() => void this.reappear(folder, watched), this.retryMs);
+      watched.retry = setTimeout(() => void inBackground(this.logger, `looking for the folder ${folder}`, () => this.reappear(folder, watched)), this.retryMs);
       watched.retry.unref();
       return;
     }
@@ -128,14 +129,14 @@ export class FolderWatcher {
     if (this.closed || this.folders.get(folder) !== watched || watched.retry) return;
     // Whatever was in it is gone for now: listeners list it (empty) and it is looked for again.
     this.schedule(folder, watched, undefined);
-    watched.retry = setTimeout(() => void this.reappear(folder, watched), this.retryMs);
+    watched.retry = setTimeout(() => void inBackground(this.logger, `looking for the folder ${folder}`, () => this.reappear(folder, watched)), this.retryMs);
     watched.retry.unref();
   }
 
   private schedule(folder: string, watched: Watched, name: string | undefined): void {
     watched.pending.add(name);
     if (watched.timer) return;
-    watched.timer = setTimeout(() => void this.deliver(folder, watched), this.debounceMs);
+    watched.timer = setTimeout(() => void inBackground(this.logger, `telling the listeners of ${folder}`, () => this.deliver(folder, watched)), this.debounceMs);
     watched.timer.unref();
   }
 

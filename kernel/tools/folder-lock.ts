@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, 
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * One process per data folder (issue #27): two servers writing one folder lose acknowledged
