@@ -1,8 +1,7 @@
 import type { Logger } from '../../kernel/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { HttpServer } from '../http/index.js';
-import type { FollowedChange } from '../mongodb/followed-changes.js';
-import type { ReplayedChange } from '../mongodb/change-replay.js';
+import type { FollowedChange, ReplayedChange } from '../mongodb/index.js';
 import type { StreamDefinition, StreamRegistry } from '../streams/index.js';
 import { clusterCursor, type ClusterTime } from './cluster-cursor.js';
 import type { ChangeEvent, ChangeFeed } from './feed.js';

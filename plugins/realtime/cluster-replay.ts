@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, isAppError } from '../../kernel/index.js';
 import type { EntriesService } from '../entries/index.js';
-import type { ChangeReplay } from '../mongodb/change-replay.js';
-import type { FollowedChanges } from '../mongodb/followed-changes.js';
+import type { ChangeReplay, FollowedChanges } from '../mongodb/index.js';
 import type { StreamRegistry } from '../streams/index.js';
 import { entryChangeOf, Ordinals } from './cluster-changes.js';
 import { isClusterCursor, timeOfCursor } from './cluster-cursor.js';

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { ConfigError, definePlugin } from '../../kernel/index.js';
+import { ConfigError, definePlugin, serviceRef } from '../../kernel/index.js';
 import type { EntryHookPayload } from '../entries/index.js';
 import { API } from '../api/index.js';
 import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { HTTP_SERVER, type StreamSink } from '../http/index.js';
 // The service token only (not the plugin's index): an app without MongoDB never loads the driver.
-import { MONGODB_CHANGES, type FollowedChanges } from '../mongodb/followed-changes.js';
+import type { FollowedChanges } from '../mongodb/index.js';
 import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import { ClusterChanges } from './cluster-changes.js';
 import { SharedOutbox } from './shared-outbox.js';
@@ -19,6 +19,12 @@ import { REALTIME, type Realtime } from './tokens.js';
 import { realtimeSettings } from './settings.js';
 import { socketMessage, topicOf } from './subscription.js';
 import { STREAM_WEBHOOKS_SCHEMA, streamSecretVariable, Webhooks, type StreamWebhook } from './webhooks.js';
+
+/**
+ * The mongodb plugin's MONGODB_CHANGES, by its id (a service ref is a global symbol): importing
+ * that plugin's index at run time would load the MongoDB driver into every application.
+ */
+const MONGODB_CHANGES = serviceRef<FollowedChanges>('mongodb-changes');
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol']);
