@@ -127,7 +127,7 @@ describe.each(backends)('realtime across nodes (database streams) $label', ({ la
 
   it(`${label} each change reaches a webhook receiver under one delivery id, once, while the node sending one is killed mid-delivery`, async () => {
     await webhookOnceAcrossNodes(backend);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('realtime across nodes (database streams): the stand-in\'s switches', () => {
@@ -268,7 +268,8 @@ async function webhookOnceAcrossNodes(backend: (typeof backends)[number]): Promi
   for (let i = 1; i <= 4; i++) expect((await alive[i % 2]!.request('POST', '/api/streams/films/entries', { id: i, title: `Film ${i}`, year: 1990 + i })).status).toBe(201);
   await apps[victim]!.close();
   // Its claim expires (lease_ms), another node sends the held delivery again.
-  await until(() => hook.received.filter((r) => r.answered).length === 5, 15_000);
+  // Generous: on a loaded 2-core machine the victim's drain, the lease and the polls take turns.
+  await until(() => hook.received.filter((r) => r.answered).length === 5, 40_000);
   await new Promise((r) => setTimeout(r, 300)); // nothing more comes (a second delivery would)
   const answered = hook.received.filter((r) => r.answered);
   const ids = answered.map((r) => r.id);
