@@ -76,10 +76,10 @@ describe.skipIf(!available)('the control panel in Chromium', () => {
   it('lists the streams by name with their counts, and shows the Books table with sortable headers', async () => {
     const { page, problems } = await open('#/s/books');
     const nav = page.getByRole('navigation', { name: 'Streams' });
-    for (const name of ['Authors', 'Books', 'Genres', 'Notes']) await expect(nav.getByRole('link', { name, exact: true }).isVisible()).resolves.toBe(true);
+    for (const name of ['Authors', 'Books', 'Genres', 'Notes']) await nav.getByRole('link', { name, exact: true }).waitFor();
     await nav.getByLabel('12 entries').waitFor();
     await page.getByText('12 entries', { exact: true }).waitFor();
-    await expect(rows(page).count()).resolves.toBe(13); // a header row and 12 entries
+    await expect.poll(() => rows(page).count()).toBe(13); // a header row and 12 entries
     const headers = await page.getByRole('columnheader').allInnerTexts();
     expect(headers.map((h) => h.trim())).toEqual(['id', 'title', 'author', 'genres', 'isbn', 'year']);
     if (SHOTS) await page.screenshot({ path: path.join(SHOTS, 'control-panel-table.png') });
