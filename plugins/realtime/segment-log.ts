@@ -63,6 +63,8 @@ export class SegmentLog {
   private readonly list: Segment[] = [];
   private active: Segment | undefined;
   private writer: FileHandle | undefined;
+  /** The segment `writer` appends to. */
+  private writerSegment: Segment | undefined;
   private queue: Array<{ text: string; segment: Segment; offset: number; resolve(): void; reject(error: unknown): void }> = [];
   private writing: Promise<void> | undefined;
   private nextN = 1;
@@ -242,7 +244,6 @@ export class SegmentLog {
     }
   }
 
-  private writerSegment: Segment | undefined;
   private async writerFor(segment: Segment): Promise<FileHandle> {
     if (this.writer !== undefined && this.writerSegment === segment) return this.writer;
     await this.writer?.close().catch(() => undefined);

@@ -136,7 +136,7 @@ export class Webhooks {
   private closed = false;
 
   constructor(
-    folder: string,
+    private readonly folder: string,
     private readonly hooks: WebhookConfig[],
     private readonly settings: WebhookSettings,
     private readonly logger: Logger,
@@ -145,10 +145,7 @@ export class Webhooks {
   ) {
     this.log = new SegmentLog(folder, 'outbox', { segmentBytes: Math.max(64 * 1024, Math.floor(settings.outboxBytes / 8)), maxLineBytes: 32 * 1024 * 1024, durable: true }, logger);
     this.dead = new DeadLetters(path.join(folder, 'dead-letters.jsonl'), settings.deadLetterBytes, logger);
-    this.folder = folder;
   }
-
-  private readonly folder: string;
 
   /** Read the outbox (boot), as streams of lines, and start delivering what is pending. */
   async load(): Promise<void> {
