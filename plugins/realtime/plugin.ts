@@ -28,6 +28,8 @@ const MONGODB_CHANGES = serviceRef<FollowedChanges>('mongodb-changes');
 
 /** Headers of an upgrade request that say nothing about who asks (not passed to access checks). */
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol']);
+/** How much longer than a webhook post a shared-outbox claim must last (see the check in register). */
+const LEASE_MARGIN_MS = 1000;
 
 /**
  * The realtime plugin (issue #19): one change feed per stream, fed by the entry hooks
@@ -99,13 +101,15 @@ export const realtimePlugin = definePlugin(() => {
         log,
         (stream) => ((registry().get(stream)?.extra.webhooks as StreamWebhook[] | undefined) ?? []).filter((hook) => allowedHost(hook.url)),
       );
-      if (settings.cluster.lease_ms <= settings.webhook_timeout_ms) {
-        throw new ConfigError(`realtime.cluster.lease_ms (${settings.cluster.lease_ms}) must be longer than realtime.webhook_timeout_ms (${settings.webhook_timeout_ms}): a delivery still being sent would be taken over.`);
+      // The margin covers the claim's round trip and recording the outcome: a node hands a claim
+      // back unsent when less than a whole post's time is left of it (shared-outbox.ts).
+      if (settings.cluster.lease_ms < settings.webhook_timeout_ms + LEASE_MARGIN_MS) {
+        throw new ConfigError(`realtime.cluster.lease_ms (${settings.cluster.lease_ms}) must be at least realtime.webhook_timeout_ms (${settings.webhook_timeout_ms}) + ${LEASE_MARGIN_MS}: a delivery still being sent would be taken over by another node and sent twice.`);
       }
       const outbox = new SharedOutbox(
         webhooks,
         { collection: settings.cluster.outbox_collection, leaseMs: settings.cluster.lease_ms, pollMs: settings.cluster.poll_ms, keepDoneMs: settings.cluster.keep_done_seconds * 1000 },
-        { maxAttempts: settings.webhook_max_attempts, maxAgeMs: settings.webhook_max_age_seconds * 1000, retryBaseMs: settings.webhook_retry_base_ms },
+        { maxAttempts: settings.webhook_max_attempts, maxAgeMs: settings.webhook_max_age_seconds * 1000, retryBaseMs: settings.webhook_retry_base_ms, timeoutMs: settings.webhook_timeout_ms },
         () => find(MONGODB_CHANGES)?.followedDatabases() ?? [],
         // A node without webhooks for database streams never polls the shared outbox.
         () => settings.webhooks.length > 0 || registry().list().some((d) => d.config.source.type === 'database' && ((d.extra.webhooks as unknown[] | undefined)?.length ?? 0) > 0),

@@ -88,7 +88,7 @@ export class SharedOutbox {
   constructor(
     private readonly webhooks: Webhooks,
     private readonly settings: SharedOutboxSettings,
-    private readonly webhookSettings: Pick<WebhookSettings, 'maxAttempts' | 'maxAgeMs' | 'retryBaseMs'>,
+    private readonly webhookSettings: Pick<WebhookSettings, 'maxAttempts' | 'maxAgeMs' | 'retryBaseMs' | 'timeoutMs'>,
     /** The databases of the `database` streams this node follows. */
     private readonly databases: () => Db[],
     /** Whether any webhook may want a `database` stream's change: without one, the outbox is never read. */
@@ -292,6 +292,13 @@ export class SharedOutbox {
       return;
     }
     if (check === 'bad-secret') return this.bury(outbox, delivery, 'its secret_env is not the variable realtime.stream_webhook_secrets maps to its stream');
+    // A claim with less of its lease left than a whole post may take (the pump, the database or
+    // the event loop was slow since the claim) is handed back unsent: another node could take it
+    // over mid-post and send it a second time. It is claimed again at once, with a fresh lease.
+    if (delivery.until.getTime() - Date.now() <= this.webhookSettings.timeoutMs) {
+      await outbox.updateOne(mine, { $set: { owner: null, until: new Date(0) } });
+      return;
+    }
     const abort = new AbortController();
     this.aborts.add(abort);
     this.sending.add(delivery._id);

@@ -225,6 +225,12 @@ async function holdingReceiver(hold = true): Promise<{ url: string; received: Re
 }
 
 describe('webhooks of a database stream across nodes', () => {
+  it(`${ON_WIRE} a claim must outlast a whole post by a margin: a shorter lease is refused at boot, naming both settings`, async () => {
+    const target = await backends[0]!.start();
+    const realtime = { webhooks: [{ url: 'http://127.0.0.1:9/hook', streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500 } };
+    await expect(startApp({ streams: { films: stream }, config: nodeConfig(target, realtime) })).rejects.toThrow(/realtime\.cluster\.lease_ms \(2500\) must be at least realtime\.webhook_timeout_ms \(2000\) \+ 1000/);
+  });
+
   it(`${ON_WIRE} a node with no webhook for a database stream never reads the shared outbox`, async () => {
     const { server, apps } = await cluster(1, { cluster: { poll_ms: 50 } });
     const claims = (): number => server.ops.get('findAndModify') ?? 0;
@@ -237,7 +243,7 @@ describe('webhooks of a database stream across nodes', () => {
 
   it(`${ON_WIRE} a change made while no node followed the stream is delivered once a node follows again (from the outbox's mark)`, async () => {
     const hook = await holdingReceiver(false);
-    const realtime = { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 50 } };
+    const realtime = { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 4000, poll_ms: 50 } };
     const { server, target, apps } = await cluster(1, realtime);
     await until(() => hook.received.length === 1, 5000); // the warm-up
     await apps[0]!.close(); // the whole cluster is down...
@@ -258,7 +264,7 @@ describe('webhooks of a database stream across nodes', () => {
 /** A receiver that holds the first delivery, three nodes, the sender of the held one shut down. */
 async function webhookOnceAcrossNodes(backend: (typeof backends)[number]): Promise<void> {
   const hook = await holdingReceiver();
-  const { apps } = await cluster(3, { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 2500, poll_ms: 100 } }, backend);
+  const { apps } = await cluster(3, { webhooks: [{ url: hook.url, streams: ['films'] }], webhook_timeout_ms: 2000, cluster: { lease_ms: 4000, poll_ms: 100 } }, backend);
   // The warm-up write's delivery is the first: held by the receiver, in flight on one node.
   await until(() => hook.received.length === 1, 5000);
   const victim = apps.findIndex((app) => app.kernel.get(REALTIME).outbox.sendingNow.size > 0);
