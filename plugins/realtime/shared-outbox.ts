@@ -45,6 +45,8 @@ interface OutboxMark {
 /** Deliveries one node sends at a time (over every database). */
 const MAX_IN_FLIGHT = 8;
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
+/** How long a closing node waits for its posts in flight to be answered and recorded. */
+const CLOSE_GRACE_MS = 1000;
 
 /**
  * The id of a change's delivery to one webhook: a digest of the stream, the change's
@@ -72,6 +74,8 @@ export class SharedOutbox {
   private readonly prepared = new WeakSet<Db>();
   private readonly aborts = new Set<AbortController>();
   private inFlight = 0;
+  /** Woken when no delivery is in flight (close waits for them a moment). */
+  private readonly settledWaiters: Array<() => void> = [];
   private readonly sending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private pumping = false;
@@ -172,8 +176,15 @@ export class SharedOutbox {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.flushMarks();
-    // In-flight posts are abandoned, their claims left to expire: another node sends them again
-    // (same id) once the lease is over. A node killed mid-delivery leaves the same state.
+    // Posts in flight get a moment to finish and be recorded: one answered while the node shuts
+    // down and not marked done would be sent again by another node (CI saw it). What is still
+    // unanswered then is abandoned, its claim left to expire: another node sends it again (same
+    // id) once the lease is over. A node killed mid-delivery leaves the same state.
+    if (this.inFlight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((resolve) => this.settledWaiters.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
+    }
     for (const abort of this.aborts) abort.abort();
   }
 
@@ -198,6 +209,7 @@ export class SharedOutbox {
               .catch((error: unknown) => this.logger.warn({ err: { message: (error as Error).message }, delivery: claimed._id }, 'a shared webhook delivery could not be recorded; it is retried once its claim expires'))
               .finally(() => {
                 this.inFlight--;
+                if (this.inFlight === 0) for (const wake of this.settledWaiters.splice(0)) wake();
                 this.pump();
               });
           }
@@ -309,11 +321,12 @@ export class SharedOutbox {
       this.aborts.delete(abort);
       this.sending.delete(delivery._id);
     }
-    if (this.closed) return;
+    // Answered: recorded even while closing (the database is closed after the outbox).
     if (failure === undefined) {
       await outbox.updateOne(mine, { $set: { done: true, finished_at: new Date(), owner: null } });
       return;
     }
+    if (this.closed) return; // aborted by close: the claim expires, another node retries
     const attempts = delivery.attempts + 1;
     if (attempts >= this.webhookSettings.maxAttempts) return this.bury(outbox, { ...delivery, attempts }, `${attempts} attempts failed; the last: ${failure}`);
     if (Date.now() - delivery.created.getTime() >= this.webhookSettings.maxAgeMs) return this.bury(outbox, { ...delivery, attempts }, `still failing after ${Math.round(this.webhookSettings.maxAgeMs / 1000)} s; the last: ${failure}`);
