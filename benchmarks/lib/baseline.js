@@ -80,13 +80,17 @@ export async function benchBaseline({ options, workDir, track, log }) {
     const app = await generateFilebaseApp(path.join(workDir, `filebase-${count}`), count);
     if (!app.reused) log(`[baseline ${count}] generated ${count} entry files in ${(app.generatedMs / 1000).toFixed(1)} s`);
     const dataDir = path.join(app.dir, 'streams', 'data', STREAM_ID);
-    const row = { count, boot: null, baselineBoot: null, guard: null, uncached: null, sortOrders: [] };
+    const row = { count, boot: null, baselineBoot: null, minimalBoot: null, bootRatio: null, guard: null, uncached: null, sortOrders: [] };
 
     // Boot first, on a fresh process each (the product, then the baseline), both from a warm page cache.
     const warm = warmPageCache(dataDir);
     log(`[boot ${count}] page cache warmed: ${(warm.bytes / 2 ** 20).toFixed(0)} MB read in ${(warm.ms / 1000).toFixed(1)} s`);
     row.boot = await bootToServable({ app, count, pin: options.pin, track, log });
     row.baselineBoot = await bootToServable({ app, count, pin: options.pin, track, log, baseline: dataDir });
+    // Issue #33: the minimal loader (list, read, JSON.parse into a Map, listen) in the same harness.
+    row.minimalBoot = await bootToServable({ app, count, pin: options.pin, track, log, baseline: dataDir, minimal: true });
+    row.bootRatio = ratio(row.boot.servableMs, row.minimalBoot.servableMs);
+    log(`[boot ${count}] product / minimal loader: ${fmt(row.bootRatio, 2)}x (${fmt(row.boot.servableMs)} ms / ${fmt(row.minimalBoot.servableMs)} ms)`);
 
     const product = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count) }));
     const baseline = track(await startBaseline({ dataDir, pin: options.pin }));
@@ -164,8 +168,8 @@ export function baselineTable(results) {
   const rows = results.baseline ?? [];
   if (rows.length === 0) return '';
   const lines = [
-    '| entries | guard | product req/s | p99 ms | fastify req/s | p99 ms | product / fastify (req/s; CPU per request) | new sort order: first page ms (median, max of any page) | boot to servable: product ms (CPU ms) | fastify ms (CPU ms) | healthz during load | RSS MB at servable, then idle (product / fastify) |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+    '| entries | guard | product req/s | p99 ms | fastify req/s | p99 ms | product / fastify (req/s; CPU per request) | new sort order: first page ms (median, max of any page) | boot to servable: product ms (CPU ms) | fastify ms (CPU ms) | minimal loader ms (CPU ms) | product / minimal loader | healthz during load | RSS MB at servable, then idle (product / fastify) |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
   ];
   for (const r of rows) {
     const u = r.uncached;
@@ -173,7 +177,7 @@ export function baselineTable(results) {
     const boot = r.boot;
     const health = boot ? `${boot.healthzAnswered} answers, max ${fmt(boot.healthzMaxMs, 1)} ms` : '–';
     lines.push(
-      `| ${fmt(r.count)} | ${guardText} | ${fmt(u?.product.rps)} | ${fmt(u?.product.p99Ms, 1)} | ${fmt(u?.baseline.rps)} | ${fmt(u?.baseline.p99Ms, 1)} | ${u?.ratio ? `${fmt(u.ratio, 2)}×; ${fmt(u.cpuRatio, 2)}×${u.valid ? '' : ' (invalid)'}` : '–'} | ${fmt(r.newOrderMs, 1)} (${fmt(r.newOrderMaxMs, 1)}) | ${fmt(boot?.servableMs)} (${fmt(boot?.cpuMs)})${boot?.honest === false ? ' (**ready before servable**)' : ''} | ${fmt(r.baselineBoot?.servableMs)} (${fmt(r.baselineBoot?.cpuMs)}) | ${health} | ${fmt((boot?.rssKb ?? NaN) / 1024, 0)}, ${fmt((boot?.rssSettledKb ?? NaN) / 1024, 0)} / ${fmt((r.baselineBoot?.rssKb ?? NaN) / 1024, 0)}, ${fmt((r.baselineBoot?.rssSettledKb ?? NaN) / 1024, 0)} |`,
+      `| ${fmt(r.count)} | ${guardText} | ${fmt(u?.product.rps)} | ${fmt(u?.product.p99Ms, 1)} | ${fmt(u?.baseline.rps)} | ${fmt(u?.baseline.p99Ms, 1)} | ${u?.ratio ? `${fmt(u.ratio, 2)}×; ${fmt(u.cpuRatio, 2)}×${u.valid ? '' : ' (invalid)'}` : '–'} | ${fmt(r.newOrderMs, 1)} (${fmt(r.newOrderMaxMs, 1)}) | ${fmt(boot?.servableMs)} (${fmt(boot?.cpuMs)})${boot?.honest === false ? ' (**ready before servable**)' : ''} | ${fmt(r.baselineBoot?.servableMs)} (${fmt(r.baselineBoot?.cpuMs)}) | ${fmt(r.minimalBoot?.servableMs)} (${fmt(r.minimalBoot?.cpuMs)}) | ${r.bootRatio ? `${fmt(r.bootRatio, 2)}×` : '–'} | ${health} | ${fmt((boot?.rssKb ?? NaN) / 1024, 0)}, ${fmt((boot?.rssSettledKb ?? NaN) / 1024, 0)} / ${fmt((r.baselineBoot?.rssKb ?? NaN) / 1024, 0)}, ${fmt((r.baselineBoot?.rssSettledKb ?? NaN) / 1024, 0)} |`,
     );
   }
   return lines.join('\n');

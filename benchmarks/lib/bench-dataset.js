@@ -38,6 +38,8 @@ export async function benchDataset({ options, dataset, track, log }) {
   let ceiling = null;
   let peer = null;
   let nodeHttp = null;
+  let bare = null;
+  let nodeCeiling = null;
   try {
     if (source === 'mongodb') {
       const seeded = performance.now();
@@ -56,8 +58,16 @@ export async function benchDataset({ options, dataset, track, log }) {
     }
     const captures = path.join(app.dir, 'ceiling-captures.json');
     await writeFile(captures, JSON.stringify(file));
-    // The ceiling writes on the same filesystem as the product's entries.
-    ceiling = track(await startCeiling({ captures, writeDir: path.join(app.dir, 'ceiling-writes'), pin: options.pin }));
+    // The ceiling writes on the same filesystem as the product's entries. A product on node:http
+    // (no native binary for this Node) is measured against a node:http ceiling.
+    const native = product.transport !== 'node:http';
+    const ceilingArgs = { captures, writeDir: path.join(app.dir, 'ceiling-writes'), pin: options.pin };
+    ceiling = track(await startCeiling({ ...ceilingArgs, transport: native ? 'uws' : 'node' }));
+    out.ceilingTransport = native ? 'uWebSockets.js' : 'node:http';
+    const reads = list.filter((s) => TRANSPORT_SCENARIOS.has(s.id));
+    // Issue #33: the stricter ceiling (only content-type and the body), and node:http's own.
+    if (native && reads.length > 0) bare = track(await startCeiling({ ...ceilingArgs, bodyOnly: true }));
+    if (native && reads.length > 0) nodeCeiling = track(await startCeiling({ ...ceilingArgs, transport: 'node' }));
     if (options.peer && app.db && list.some((s) => s.peer)) {
       peer = track(await startJsonServer({ db: app.db, pin: options.pin }));
       log(`[${label}] json-server 0.17.4 at ${peer.url}`);
@@ -74,11 +84,15 @@ export async function benchDataset({ options, dataset, track, log }) {
         { name: 'ceiling', server: ceiling, request: scenario.product },
       ];
       if (peer && scenario.peer) targets.push({ name: 'peer', server: peer, request: scenario.peer });
-      if (nodeHttp && TRANSPORT_SCENARIOS.has(scenario.id)) targets.push({ name: 'node', server: nodeHttp, request: scenario.product });
+      if (TRANSPORT_SCENARIOS.has(scenario.id)) {
+        if (bare) targets.push({ name: 'bare', server: bare, request: scenario.product });
+        if (nodeHttp) targets.push({ name: 'node', server: nodeHttp, request: scenario.product });
+        if (nodeCeiling) targets.push({ name: 'nodeCeiling', server: nodeCeiling, request: scenario.product });
+      }
       out.scenarios.push(await runScenario({ options, label, scenario, targets, info: info[scenario.id], log }));
     }
   } finally {
-    for (const server of [nodeHttp, peer, ceiling, product]) if (server) await server.stop();
+    for (const server of [nodeCeiling, bare, nodeHttp, peer, ceiling, product]) if (server) await server.stop();
   }
   return out;
 }
@@ -130,6 +144,13 @@ async function runScenario({ options, label, scenario, targets, info, log }) {
     productRequest: `${scenario.product.method} ${scenario.product.path}`,
     peerRequest: scenario.peer ? `${scenario.peer.method} ${scenario.peer.path}` : null,
     targets: results,
-    ratios: { ceiling: ratio(product, results.ceiling?.rps), peer: ratio(product, results.peer?.rps), node: ratio(results.node?.rps, product) },
+    ratios: {
+      ceiling: ratio(product, results.ceiling?.rps),
+      peer: ratio(product, results.peer?.rps),
+      node: ratio(results.node?.rps, product),
+      // Issue #33: against a bare uWS sending only the body, and the node:http product against node:http's ceiling.
+      bare: ratio(product, results.bare?.rps),
+      nodeCeiling: ratio(results.node?.rps, results.nodeCeiling?.rps),
+    },
   };
 }

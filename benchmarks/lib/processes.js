@@ -11,6 +11,7 @@ export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)
 export const JSON_SERVER = path.join(REPO, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js');
 const CEILING = path.join(REPO, 'benchmarks', 'servers', 'ceiling.js');
 const BASELINE = path.join(REPO, 'benchmarks', 'servers', 'fastify-baseline.js');
+const MINIMAL_LOADER = path.join(REPO, 'benchmarks', 'servers', 'minimal-loader.js');
 
 export const SERVER_CPU = '0';
 export const LOAD_CPU = '1';
@@ -151,11 +152,18 @@ export async function startProduct(configFile, { pin, timeoutMs = 60_000, env = 
   return { ...started, url: started.match[1].replace(/\/$/, ''), transport: started.match[2] ?? 'uWebSockets.js', bootMs: started.readyMs };
 }
 
-/** The bare uWebSockets.js baseline (benchmarks/servers/ceiling.js). */
-export async function startCeiling({ captures, writeDir, pin }) {
-  const argv = pinned(SERVER_CPU, [process.execPath, CEILING, '--captures', captures, '--dir', writeDir], pin);
-  const started = await spawnUntil(argv, { cwd: REPO, pattern: /"port":(\d+)/, timeoutMs: 30_000, what: 'ceiling server' });
-  return { ...started, url: `http://127.0.0.1:${started.match[1]}` };
+/**
+ * A bare server replaying the product's captured answers (benchmarks/servers/ceiling.js):
+ * on uWebSockets.js (`transport` 'uws') or node:http ('node'); `bodyOnly` sends only
+ * `content-type` and the body.
+ */
+export async function startCeiling({ captures, writeDir, pin, transport = 'uws', bodyOnly = false }) {
+  const args = [process.execPath, CEILING, '--captures', captures, '--dir', writeDir, '--transport', transport];
+  if (bodyOnly) args.push('--body-only');
+  const argv = pinned(SERVER_CPU, args, pin);
+  const what = `ceiling server (${transport}${bodyOnly ? ', body only' : ''})`;
+  const started = await spawnUntil(argv, { cwd: REPO, pattern: /"port":(\d+)/, timeoutMs: 30_000, what });
+  return { ...started, url: `http://127.0.0.1:${started.match[1]}`, transport };
 }
 
 export function hasJsonServer() {
@@ -190,10 +198,13 @@ export async function startJsonServer({ db, pin, timeoutMs = 120_000 }) {
   return { child, pid: child.pid, url, stderr, stop: () => stopChild(child) };
 }
 
-/** Start the baseline on a free port; resolves once it listens (loading may still run). */
-export async function startBaseline({ dataDir, pin, port }) {
+/**
+ * Start the fastify baseline (or, `minimal`, the minimal loader of issue #33) on a free port;
+ * resolves at once (loading may still run: poll /readyz).
+ */
+export async function startBaseline({ dataDir, pin, port, minimal = false }) {
   const chosen = port ?? (await freePort());
-  const argv = pinned(SERVER_CPU, [process.execPath, BASELINE, '--data', dataDir, '--port', String(chosen)], pin);
+  const argv = pinned(SERVER_CPU, [process.execPath, minimal ? MINIMAL_LOADER : BASELINE, '--data', dataDir, '--port', String(chosen)], pin);
   const child = spawn(argv[0], argv.slice(1), { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.on('data', (c) => (err += c));

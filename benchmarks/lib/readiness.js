@@ -53,11 +53,11 @@ function spawnProduct(config, port, pin) {
  * Boot once (the product, or with `baseline` = data folder the fastify baseline) and time:
  * listening line (product), first /readyz 200, and the last entry served right after it.
  */
-export async function bootToServable({ app, count, pin, track, log, baseline = null }) {
+export async function bootToServable({ app, count, pin, track, log, baseline = null, minimal = false }) {
   const port = await freePort();
   const started = performance.now();
-  const server = track(baseline ? await startBaseline({ dataDir: baseline, pin, port }) : spawnProduct(app.config, port, pin));
-  const who = baseline ? 'fastify' : 'product';
+  const server = track(baseline ? await startBaseline({ dataDir: baseline, pin, port, minimal }) : spawnProduct(app.config, port, pin));
+  const who = baseline ? (minimal ? 'minimal loader' : 'fastify') : 'product';
   let listeningMs = null;
   let readyLogMs = null;
   let out = '';

@@ -3,13 +3,13 @@
 // options, medians and ratios, the goal verdicts, and that the ceiling serves the exact
 // bytes it was given and really writes durable files.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { entry } from '../lib/dataset.js';
 import { parseOptions } from '../lib/options.js';
-import { startCeiling } from '../lib/processes.js';
+import { startBaseline, startCeiling } from '../lib/processes.js';
 import { goals } from '../lib/report.js';
 import { expand, scenarios } from '../lib/scenarios.js';
 import { median, ratio } from '../lib/stats.js';
@@ -109,6 +109,24 @@ describe('scenarios and statistics', () => {
     results.realtime.levels[1].missing = 3;
     assert.equal(goals(results).find((g) => g.goal.startsWith('p99 change')).met, null);
   });
+  it('states the issue #33 goals: boot against the minimal loader (lower is better), the stricter and node:http ceilings, durable PATCH', () => {
+    const scenario = (id, ratios, valid = true) => ({ id, valid, targets: {}, ratios: { ceiling: 1, peer: null, node: null, bare: null, nodeCeiling: null, ...ratios } });
+    const dataset = { source: 'filebase', count: 10_000, transport: 'uWebSockets.js', scenarios: [scenario('get-one', { bare: 0.86, nodeCeiling: 0.8 }), scenario('patch', { ceiling: 1.2 }), scenario('create', { ceiling: 0.9 })] };
+    const boot = (ms, honest = true) => ({ servableMs: ms, readyMs: ms - 5, honest, entryStatus: 200 });
+    const results = { meta: { connections: 50 }, scaling: [], datasets: [dataset], baseline: [{ count: 100_000, boot: boot(1000), minimalBoot: boot(1000), bootRatio: 1, sortOrders: [] }] };
+    const byGoal = Object.fromEntries(goals(results).map((g) => [g.goal, g]));
+    assert.equal(byGoal['GET one vs bare uWS sending only the body'].met, true);
+    assert.equal(byGoal['GET one on node:http vs bare node:http (same bytes)'].met, false);
+    assert.equal(byGoal['durable PATCH vs bare fsync ceiling'].met, true);
+    assert.equal(byGoal['durable create vs bare fsync ceiling'].met, false);
+    // 1.0x of the minimal loader meets "at most 1.0x"; slower does not; ready before servable never counts.
+    assert.equal(byGoal['boot to first servable entry vs the minimal loader, 100k'].met, true);
+    results.baseline[0].bootRatio = 1.2;
+    assert.equal(goals(results).find((g) => g.goal.startsWith('boot to first servable entry vs')).met, false);
+    results.baseline[0].bootRatio = 0.5;
+    results.baseline[0].boot.honest = false;
+    assert.equal(goals(results).find((g) => g.goal.startsWith('boot to first servable entry vs')).met, null);
+  });
   it('draws a chart even with missing latency points', () => {
     const svg = scalingSvg([{ count: 1000, bootMs: 300, rssKb: 80_000, filter: { p50Ms: 0.3, p99Ms: 1 } }, { count: 100_000, bootMs: 3000, rssKb: 300_000, filter: null }], 'x');
     assert.match(svg, /^<svg/);
@@ -116,9 +134,10 @@ describe('scenarios and statistics', () => {
   });
 });
 
-describe('ceiling server', () => {
+for (const transport of ['uws', 'node']) describe(`ceiling server (${transport})`, () => {
   let dir;
   let ceiling;
+  let bare;
   const body = Buffer.from(JSON.stringify({ errors: [], data: entry(7) }));
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'bench-ceiling-'));
@@ -130,10 +149,12 @@ describe('ceiling server', () => {
         writes: { POST: { method: 'POST', url: '/api/x', status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"created":true}').toString('base64') } },
       }),
     );
-    ceiling = await startCeiling({ captures, writeDir: path.join(dir, 'writes'), pin: false });
+    ceiling = await startCeiling({ captures, writeDir: path.join(dir, 'writes'), pin: false, transport });
+    bare = await startCeiling({ captures, writeDir: path.join(dir, 'bare-writes'), pin: false, transport, bodyOnly: true });
   });
   after(async () => {
     await ceiling?.stop();
+    await bare?.stop();
     await rm(dir, { recursive: true, force: true });
   });
   it('replays the captured bytes and headers for the exact URL', async () => {
@@ -145,6 +166,13 @@ describe('ceiling server', () => {
     await miss.arrayBuffer();
     assert.equal(miss.status, 404);
   });
+  it('with --body-only sends the same body with content-type and no other captured header', async () => {
+    const response = await fetch(`${bare.url}/api/x?where[a]=b&page=2`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/json');
+    assert.equal(response.headers.get('etag'), null);
+    assert.deepEqual(Buffer.from(await response.arrayBuffer()), body);
+  });
   it('writes each POST body to its own file before answering, with no temp file left', async () => {
     const payload = JSON.stringify(entry(3));
     const answers = await Promise.all([1, 2, 3].map(() => fetch(`${ceiling.url}/api/x`, { method: 'POST', body: payload, headers: { 'content-type': 'application/json' } })));
@@ -155,5 +183,33 @@ describe('ceiling server', () => {
     const files = (await readdir(path.join(dir, 'writes'))).sort();
     assert.deepEqual(files, ['c1.json', 'c2.json', 'c3.json']);
     assert.equal(await readFile(path.join(dir, 'writes', 'c2.json'), 'utf8'), payload);
+  });
+});
+
+describe('minimal loader', () => {
+  it('serves every entry of the folder once listening, and only then', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-minimal-'));
+    const data = path.join(dir, 'items');
+    await mkdir(data);
+    for (const id of [1, 2, 3]) await writeFile(path.join(data, `${id}.json`), JSON.stringify(entry(id)));
+    const loader = await startBaseline({ dataDir: data, pin: false, minimal: true });
+    try {
+      let ready;
+      for (let i = 0; i < 200 && ready?.status !== 200; i++) {
+        ready = await fetch(`${loader.url}/readyz`).catch(() => undefined);
+        await ready?.arrayBuffer();
+        if (ready?.status !== 200) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.equal(ready?.status, 200);
+      const one = await fetch(`${loader.url}/items/3`);
+      assert.equal(one.status, 200);
+      assert.deepEqual((await one.json()).data, entry(3));
+      const miss = await fetch(`${loader.url}/items/4`);
+      await miss.arrayBuffer();
+      assert.equal(miss.status, 404);
+    } finally {
+      await loader.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
