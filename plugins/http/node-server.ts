@@ -30,8 +30,38 @@ export const HEAD_TIMEOUT_MS = 10_000;
 /** How often node looks for connections past those limits (its default, 30 s, is most of the slack). */
 export const CONNECTIONS_CHECK_MS = 1_000;
 
+/**
+ * One header from node's raw list (`name` lower-case), as uWS gives it: repeats joined with
+ * ", " (node's own `headers` would drop repeats of some names and make set-cookie an array).
+ */
+function rawHeader(raw: string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!;
+    if (key.length === name.length && key.toLowerCase() === name) value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+  }
+  return value;
+}
+
 class NodeTransportRequest extends TransportRequest {
   socket: Socket | null = null;
+  /** node's raw header list (name, value, ...): read one by one, or all at once on first `headers`. */
+  raw: string[] = [];
+
+  protected override readHeader(name: string): string | undefined {
+    return rawHeader(this.raw, name);
+  }
+
+  protected override readAllHeaders(): Record<string, string> {
+    const raw = this.raw;
+    const headers = Object.create(null) as Record<string, string>;
+    for (let i = 0; i < raw.length; i += 2) {
+      const key = raw[i]!.toLowerCase();
+      const previous = headers[key];
+      headers[key] = previous === undefined ? raw[i + 1]! : `${previous}, ${raw[i + 1]!}`;
+    }
+    return headers;
+  }
 
   protected remoteAddress(): string {
     const address = this.socket?.remoteAddress ?? '';
@@ -183,28 +213,48 @@ export class NodeHttpServer extends HttpServerCore {
     let path = q === -1 ? url : url.slice(0, q);
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47) path = path.slice(0, -1);
     const query = q === -1 ? '' : url.slice(q + 1);
-    // Headers as uWS gives them: lower-case names, repeats joined with ", " (node would
-    // drop repeats of some names and make set-cookie an array).
+    // Headers are read from node's raw list when asked (a GET one asks two or three) instead of
+    // building the whole object for every request (issue #33).
     const raw = req.rawHeaders;
-    const headers = Object.create(null) as Record<string, string>;
-    for (let i = 0; i < raw.length; i += 2) {
-      const key = raw[i]!.toLowerCase();
-      const previous = headers[key];
-      headers[key] = previous === undefined ? raw[i + 1]! : `${previous}, ${raw[i + 1]!}`;
-    }
-    const length = headers['content-length'];
-    const hasBody = (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
-    const request = new NodeTransportRequest(method, path, query, headers, hasBody, performance.now(), this.config.http.trust_proxy, headers['x-request-id']);
+    const length = rawHeader(raw, 'content-length');
+    const hasBody = (length !== undefined && length !== '0') || rawHeader(raw, 'transfer-encoding') !== undefined;
+    const trustProxy = this.config.http.trust_proxy;
+    const request = new NodeTransportRequest(method, path, query, null, hasBody, performance.now(), trustProxy, trustProxy ? rawHeader(raw, 'x-request-id') : undefined);
+    request.raw = raw;
     request.socket = req.socket;
     return request;
   }
 
   private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
     const request = this.readRequest(req);
-    const length = request.headers['content-length'];
-    const hasBody = request.hasBody;
-    const raw = req.rawHeaders;
     this.begin();
+    if (req.rawHeaders.length / 2 > MAX_HEADERS) {
+      this.watchClose(res, request);
+      this.fail(req, res, request, 431, `The request has more than ${MAX_HEADERS} headers.`);
+      return;
+    }
+    if (!request.hasBody) {
+      // A reply known at once (a cached GET) is written within this call, as on uWS: no close
+      // watch (needed only by a reply that comes later or streams), no promise (issue #33).
+      const result = this.dispatch(request);
+      const prepared = result instanceof Promise ? result : this.prepare(request, result);
+      if (!(prepared instanceof Promise) && prepared.stream === undefined) {
+        this.send(res, request, prepared);
+        return;
+      }
+      this.watchClose(res, request);
+      if (!(prepared instanceof Promise)) this.send(res, request, prepared);
+      else if (!(result instanceof Promise)) void prepared.then((reply) => this.send(res, request, reply));
+      else this.deliver(request, result, (reply) => this.send(res, request, reply));
+      return;
+    }
+    this.watchClose(res, request);
+    if (!this.startBody(req, res, request, request.header('content-length'))) return;
+    this.respond(request, (reply) => this.send(res, request, reply));
+  }
+
+  /** A reply still to come (or a stream) learns when the client goes away. */
+  private watchClose(res: http.ServerResponse, request: NodeTransportRequest): void {
     res.once('close', () => {
       request.onAbort?.();
       if (!request.finished) {
@@ -212,12 +262,6 @@ export class NodeHttpServer extends HttpServerCore {
         this.finish(request);
       }
     });
-    if (raw.length / 2 > MAX_HEADERS) {
-      this.fail(req, res, request, 431, `The request has more than ${MAX_HEADERS} headers.`);
-      return;
-    }
-    if (hasBody && !this.startBody(req, res, request, length)) return;
-    this.respond(request, (reply) => this.send(res, request, reply));
   }
 
   private startBody(req: http.IncomingMessage, res: http.ServerResponse, request: NodeTransportRequest, length: string | undefined): boolean {

@@ -21,8 +21,6 @@ function bytesOf(text: string): ArrayBuffer {
 }
 // Header names and values written on every reply, encoded once.
 const X_REQUEST_ID = bytesOf('X-Request-Id');
-const CONTENT_TYPE = bytesOf('Content-Type');
-const JSON_TYPE_BYTES = bytesOf(JSON_TYPE);
 /** Header names as bytes: the first 64 names used (ours and an addon's few); any further one stays a string. */
 const headerNames = new Map<string, ArrayBuffer>();
 function headerName(name: string): ArrayBuffer | string {
@@ -305,22 +303,26 @@ export class UwsHttpServer extends HttpServerCore {
     const status = reply.status;
     // uWS writes "200 OK" itself when no status was written: one native call fewer on most replies.
     if (status !== 200) res.writeStatus(statusBytes(status));
-    res.writeHeader(X_REQUEST_ID, request.id);
+    // Every header in one native call (issue #33): uWS writes `name: value\r\n` as given, so the
+    // value of the first carries the others, each after its own CRLF. A call per header cost a
+    // V8-to-C++ crossing and a string conversion each, most of what set the product apart from
+    // a bare server sending only the body.
+    let head = request.id;
     const extra = request.responseHeaders;
-    if (extra !== null) for (const [name, value] of extra) res.writeHeader(headerName(name), value);
+    if (extra !== null) for (const [name, value] of extra) head += `\r\n${name}: ${value}`;
     const headers = reply.headers;
-    if (headers !== undefined) for (const [name, value] of headers) res.writeHeader(headerName(name), value);
+    if (headers !== undefined) for (const [name, value] of headers) head += `\r\n${name}: ${value}`;
     const body = reply.body;
     if (reply.stream !== undefined && request.method !== 'HEAD') {
-      res.writeHeader('Content-Type', reply.type ?? JSON_TYPE);
+      res.writeHeader(X_REQUEST_ID, `${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
       this.openStream(res, request, reply.stream);
     } else if (status === 204 || status === 304 || body === undefined) {
-      if (status !== 204 && status !== 304) res.writeHeader('Content-Length', '0');
+      res.writeHeader(X_REQUEST_ID, status !== 204 && status !== 304 ? `${head}\r\nContent-Length: 0` : head);
       // endWithoutBody(undefined, close) would write a bogus Content-Length: no close flag here
       // (these replies are tiny; a draining server closes its connections at the end anyway).
       res.endWithoutBody();
     } else {
-      res.writeHeader(CONTENT_TYPE, reply.type ?? JSON_TYPE_BYTES);
+      res.writeHeader(X_REQUEST_ID, `${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
       if (request.method === 'HEAD') {
         // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
         res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
