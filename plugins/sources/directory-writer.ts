@@ -1,12 +1,13 @@
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { ensureDirDurable, fsyncDir, writeFileAtomic } from '../../kernel/index.js';
+import { ensureDirDurable, fsyncDir, writeFileAtomic, type FileStamp } from '../../kernel/index.js';
 
 interface Pending {
   name: string;
   /** null: remove the file. */
   data: string | null;
-  resolve(): void;
+  /** The written file's stamp (undefined for a removal). */
+  resolve(stamp: FileStamp | undefined): void;
   reject(error: unknown): void;
 }
 
@@ -33,16 +34,17 @@ export class DirectoryWriter {
 
   constructor(readonly dir: string) {}
 
-  write(name: string, data: string): Promise<void> {
-    return this.enqueue(name, data);
+  /** Durable once this resolves; with the new file's stamp (to tell it from a later edit on disk without reading it). */
+  write(name: string, data: string): Promise<FileStamp> {
+    return this.enqueue(name, data) as Promise<FileStamp>;
   }
 
-  remove(name: string): Promise<void> {
-    return this.enqueue(name, null);
+  async remove(name: string): Promise<void> {
+    await this.enqueue(name, null);
   }
 
-  private enqueue(name: string, data: string | null): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  private enqueue(name: string, data: string | null): Promise<FileStamp | undefined> {
+    return new Promise<FileStamp | undefined>((resolve, reject) => {
       this.pending.push({ name, data, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
@@ -64,8 +66,9 @@ export class DirectoryWriter {
       for (const p of batch) p.reject(error);
       return;
     }
+    const stamps: Array<FileStamp | undefined> = new Array(batch.length);
     const results = await Promise.allSettled(
-      batch.map((p) => (p.data === null ? removeOne(this.dir, p.name) : writeFileAtomic(path.join(this.dir, p.name), p.data))),
+      batch.map((p, i) => (p.data === null ? removeOne(this.dir, p.name) : writeFileAtomic(path.join(this.dir, p.name), p.data, { written: (stamp) => (stamps[i] = stamp) }))),
     );
     let dirError: unknown;
     try {
@@ -77,7 +80,7 @@ export class DirectoryWriter {
       const p = batch[i]!;
       if (result.status === 'rejected') p.reject(result.reason);
       else if (dirError) p.reject(dirError);
-      else p.resolve();
+      else p.resolve(stamps[i]);
     });
   }
 }
