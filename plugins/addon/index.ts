@@ -67,7 +67,7 @@ export {
 export {
   SOURCES,
   MemorySource,
-  SingleFileSource,
+  SingleFileStore,
   matchesWhere,
   compareEntries,
   resolveInRoot,
@@ -76,6 +76,7 @@ export {
   type CacheStoreFactory,
   type Entry,
   type EntryKey,
+  type EntryStore,
   type Operator,
   type OrderClause,
   type Source,
@@ -85,6 +86,8 @@ export {
   type SourcePage,
   type SourceQuery,
   type SourceRegistry,
+  type StoreFactory,
+  type StoreHost,
   type WhereClause,
 } from '../sources/index.js';
 

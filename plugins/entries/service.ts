@@ -16,7 +16,7 @@ import {
   type SourceRegistry,
   type WhereClause,
 } from '../sources/index.js';
-import { castKey, fieldOf, keyNameOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
+import { castKey, existingKey, fieldOf, keyNameOf, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import type { CriteriaReadMethod, EntriesService, ListQuery, ListResult, QueryStep, ReadScope, Viewer, WriteCondition } from './contracts.js';
 import { andWhere } from './scope-where.js';
 import { checkCondition, entryVersion } from './preconditions.js';
@@ -517,15 +517,6 @@ function hasFieldIncrement(definition: StreamDefinition): boolean {
     incrementStreams.set(definition, found);
   }
   return found;
-}
-
-/** The key cast by the key field's type, or undefined for a key no entry can have (not found, not a 400). */
-function existingKey(definition: StreamDefinition, key: unknown): EntryKey | undefined {
-  try {
-    return castKey(definition, key);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

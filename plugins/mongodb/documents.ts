@@ -1,6 +1,7 @@
 import type { Document } from 'mongodb';
 import { BadRequestError } from '../../kernel/index.js';
 import type { Entry, EntryKey } from '../sources/index.js';
+import { numericKeyValue } from '../streams/index.js';
 import { assertSafeDocument } from './values.js';
 
 /**
@@ -21,38 +22,12 @@ export const REVISION_FIELD = '_rev';
 /** Field handles a `database` stream may not declare (they are storage columns). */
 export const RESERVED_FIELDS = new Set(['_id', KEY_ORDER_FIELD, REVISION_FIELD]);
 
-const INTEGER_KEY = /^-?(0|[1-9]\d*)$/;
-/** The reference's numeric key pattern (plugins/sources: compareKeys). */
-const NUMERIC_KEY = /^-?(0|[1-9]\d*)(\.\d+)?$/;
-
-export type KeyKind = 'number' | 'string' | 'auto';
-
-
-/**
- * The `_id` of a key: `4` and `"4"` name the same entry, so a key is normalized to the
- * key field's type (undeclared keys: integers as numbers, anything else as strings).
- */
-export function toId(key: unknown, kind: KeyKind): EntryKey {
-  if (typeof key === 'number') {
-    if (!Number.isFinite(key)) throw new BadRequestError('The entry key must be a finite number or a string.', { rule: 'key' });
-    return kind === 'string' ? String(key) : key;
-  }
-  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
-    throw new BadRequestError('The entry key must be a non-empty string or a number.', { rule: 'key' });
-  }
-  if (kind === 'string') return key;
-  if (kind === 'number' && NUMERIC_KEY.test(key)) return Number(key);
-  if (kind === 'auto' && INTEGER_KEY.test(key) && Number.isSafeInteger(Number(key))) return Number(key);
-  // A non-numeric key on a numeric key field is the entries layer's to refuse; stored as given.
-  return key;
-}
-
 /**
  * A string whose byte order is the reference key order: numeric keys ("0" + the IEEE
  * bits made order-preserving, as hex) before string keys ("1" + the key).
  */
 export function keyOrder(id: EntryKey): string {
-  const numeric = typeof id === 'number' ? id : NUMERIC_KEY.test(id) ? Number(id) : undefined;
+  const numeric = numericKeyValue(id);
   if (numeric === undefined || !Number.isFinite(numeric)) return `1${String(id)}`;
   const bytes = new Uint8Array(8);
   new DataView(bytes.buffer).setFloat64(0, numeric === 0 ? 0 : numeric);

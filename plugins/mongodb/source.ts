@@ -3,11 +3,11 @@ import { MongoServerSelectionError } from 'mongodb';
 import { AppError, KeyedLock, type Logger } from '../../kernel/index.js';
 import { SourceClosedError } from '../sources/index.js';
 import type { Entry, EntryKey, ExternalChange, Source, SourceCapabilities, SourceContext, SourcePage, SourceQuery, WhereClause, WriteIntent } from '../sources/index.js';
-import { keyKindOf, type StreamDefinition } from '../streams/index.js';
+import { keyKindOf, typedKey, type KeyKind, type StreamDefinition } from '../streams/index.js';
 import { COUNTERS_COLLECTION, requireCollectionName } from './collection-name.js';
 import type { MongoConnection, MongoConnections } from './connections.js';
 import { buildFilter, buildSort } from './criteria.js';
-import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument, toId, type KeyKind } from './documents.js';
+import { fromDocument, KEY_ORDER_FIELD, keyOrder, REVISION_FIELD, toDocument } from './documents.js';
 import { contentDigest, EntryWatch } from './entry-watch.js';
 import { isDuplicateKey, mapMongoError } from './errors.js';
 import { CollectionWatcher, type StoreEvent } from './collection-watcher.js';
@@ -236,7 +236,7 @@ export class MongoSource implements Source {
   }
 
   async get(key: EntryKey): Promise<Entry | undefined> {
-    const id = toId(key, this.kind);
+    const id = typedKey(key, this.kind);
     return this.run(async () => {
       const document = await this.collection.findOne({ _id: id }, { projection: { [KEY_ORDER_FIELD]: 0 }, maxTimeMS: this.maxTimeMS });
       return document ? this.entryOf(document) : undefined;
@@ -249,7 +249,7 @@ export class MongoSource implements Source {
     for (const key of keys) {
       let id: EntryKey;
       try {
-        id = toId(key, this.kind);
+        id = typedKey(key, this.kind);
       } catch {
         continue; // a malformed related key names no entry
       }
@@ -303,7 +303,7 @@ export class MongoSource implements Source {
    * replace, field-level `$set`/`$unset` patch. Resolves with the entry as stored.
    */
   async put(key: EntryKey, entry: Entry, intent?: WriteIntent): Promise<Entry> {
-    const id = toId(key, this.kind);
+    const id = typedKey(key, this.kind);
     const document = toDocument(entry, this.keyName, id);
     const previous = intent?.previous;
     const mode = intent?.mode;
@@ -407,7 +407,7 @@ export class MongoSource implements Source {
   }
 
   async delete(key: EntryKey, intent?: WriteIntent): Promise<boolean> {
-    const id = toId(key, this.kind);
+    const id = typedKey(key, this.kind);
     return this.lock.run(keyOrder(id), () =>
       this.run(async () => {
         const unexpect = this.remote.expect(id, null);

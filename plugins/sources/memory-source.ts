@@ -1,4 +1,4 @@
-import { KeyedLock, type FileRoots, type FolderListener, type FolderWatcher, type Logger } from '../../kernel/index.js';
+import { KeyedLock, type FileRoots, type FolderWatcher, type Logger } from '../../kernel/index.js';
 import { keyNameOf, type StreamDefinition } from '../streams/index.js';
 import type {
   Entry,
@@ -13,6 +13,8 @@ import type {
 } from './contracts.js';
 import { keyId } from './criteria/values.js';
 import { EntryTable } from './memory/entry-table.js';
+import type { EntryStore, FileLimits, StoreFactory, StoreHost } from './memory/entry-store.js';
+import { UnreadableFiles } from './memory/unreadable-files.js';
 import { SourceClosedError } from './source-errors.js';
 import { NOT_AT_HAND } from './contracts.js';
 
@@ -27,19 +29,22 @@ export function yieldToLoop(): Promise<void> {
 }
 
 /**
- * The loading, write and live-sync lifecycle of every source served from memory (filebase,
- * file, self, collection): the whole stream is loaded once, at first use, into an EntryTable
- * (memory/entry-table.ts: the criteria engine, with its indexes and caches, and the
- * auto-index heuristic of memory/auto-index.ts), which answers every read. Subclasses only
- * load and persist.
+ * A source served from memory (filebase, file, self, collection, an addon's): the whole
+ * stream is loaded once, at first use, into an EntryTable (memory/entry-table.ts: the
+ * criteria engine, with its indexes and caches, and the auto-index heuristic of
+ * memory/auto-index.ts), which answers every read. Where the entries are kept is the
+ * EntryStore it is given (memory/entry-store.ts): the source calls it to load and to make
+ * each write durable, and the store reports edits made on disk through a StoreHost.
  *
  * Writes: one key at a time (a KeyedLock per key), memory updated only after the
- * subclass made the write durable, so a reader never sees an unacknowledged write.
+ * store made the write durable, so a reader never sees an unacknowledged write.
  */
-export abstract class MemorySource implements Source {
-  abstract readonly type: string;
-  abstract readonly capabilities: SourceCapabilities;
-  protected readonly keyName: string;
+export class MemorySource implements Source {
+  readonly type: string;
+  readonly capabilities: SourceCapabilities;
+  private readonly keyName: string;
+  /** Where the entries are kept. */
+  private readonly store: EntryStore;
   /** The criteria engine: entries by key and in key order, indexes, order and match caches. */
   private readonly table: EntryTable;
   private loading: Promise<void> | undefined;
@@ -55,21 +60,53 @@ export abstract class MemorySource implements Source {
   private barrier: Promise<void> | undefined;
 
   /** Resolves when the source this one replaces has finished its writes. */
-  protected after: Promise<void> | undefined;
+  private after: Promise<void> | undefined;
   private reviver: EntryReviver | undefined;
   /** Live file sync: the shared watcher (unset: files are read at load and before writes only). */
   private watcher: FolderWatcher | undefined;
   private unwatch: Array<() => void> = [];
   private readonly externalListeners = new Set<(changes: ExternalChange[]) => void>();
-  /** Files holding an edit that cannot be read, with why (the last good version is served). */
-  private readonly unreadable = new Map<string, string>();
+  /** Files holding an edit that cannot be read (the last good version is served). */
+  private readonly unreadable: UnreadableFiles;
+  /** The limits on the files read (`limitFiles`): no size limit and no roots until given. */
+  private readonly files: FileLimits = { maxBytes: Infinity, roots: undefined };
 
+  /** Present exactly when the store can catch up with edits made outside this server. */
+  readonly refresh?: (key?: EntryKey) => Promise<void>;
+
+  /** `store`: where the entries are kept, or what builds it given the StoreHost it reports to. */
   constructor(
     protected readonly definition: StreamDefinition,
     protected readonly logger: Logger,
+    store: EntryStore | StoreFactory,
   ) {
     this.keyName = keyNameOf(definition);
     this.table = new EntryTable(definition, this.keyName, logger);
+    this.unreadable = new UnreadableFiles(logger);
+    this.store = typeof store === 'function' ? store(this.host()) : store;
+    this.type = this.store.type;
+    this.capabilities = { inMemory: true, persistent: this.store.persistent };
+    const own = this.store;
+    if (own.refresh) this.refresh = (key) => own.refresh!(key);
+  }
+
+  /** What the store may ask of this source (entry-store.ts); nothing else of it is the store's. */
+  private host(): StoreHost {
+    return {
+      definition: this.definition,
+      keyName: this.keyName,
+      logger: this.logger,
+      files: this.files,
+      unreadable: this.unreadable,
+      open: () => this.open(),
+      nextSlice: () => this.nextSlice(),
+      progress: (done, total) => this.progress(done, total),
+      underKeyLock: (id, task) => this.locks.run(id, task),
+      stored: (id) => this.table.get(id),
+      all: () => this.table.all(),
+      replace: (id, entry) => this.replaceStored(id, entry),
+      announce: (changes) => this.announce(changes),
+    };
   }
 
   /** Load only once `previous` resolved (see SourceContext.after). Returns this. */
@@ -87,15 +124,10 @@ export abstract class MemorySource implements Source {
     return this;
   }
 
-  /** Files above this size are reported and skipped (`streams.files.max_bytes`, issue #27). */
-  protected maxBytes = Infinity;
-  /** Where files may be read and written: a link out of these roots is not followed (issue #27). */
-  protected fileRoots: FileRoots | undefined;
-
   /** The limits on the files read (`streams.files.max_bytes`, the application's roots). Returns this. */
   limitFiles(maxBytes: number, roots: FileRoots | undefined): this {
-    this.maxBytes = maxBytes;
-    this.fileRoots = roots;
+    this.files.maxBytes = maxBytes;
+    this.files.roots = roots;
     return this;
   }
 
@@ -111,18 +143,13 @@ export abstract class MemorySource implements Source {
     return this;
   }
 
-  /** The folders live sync watches for this source, each with what to do on an event. */
-  protected watchedFolders(): Array<[folder: string, listener: FolderListener]> {
-    return [];
-  }
-
   onExternalChange(listener: (changes: ExternalChange[]) => void): () => void {
     this.externalListeners.add(listener);
     return () => this.externalListeners.delete(listener);
   }
 
   /** Tell listeners about entries changed on disk (already served). */
-  protected announce(changes: ExternalChange[]): void {
+  private announce(changes: ExternalChange[]): void {
     if (changes.length === 0) return;
     for (const listener of this.externalListeners) {
       try {
@@ -133,54 +160,9 @@ export abstract class MemorySource implements Source {
     }
   }
 
-  /**
-   * Record a file whose edit cannot be read (logged once per reason), or with `reason`
-   * undefined that it reads again. Listed in /readyz details; the last good version is served.
-   */
-  protected markUnreadable(file: string, reason: string | undefined, error?: unknown, lastGoodKept = true): void {
-    if (reason === undefined) {
-      if (this.unreadable.delete(file)) this.logger.info({ path: file }, 'the file reads again');
-      return;
-    }
-    if (this.unreadable.get(file) === reason) return;
-    this.unreadable.set(file, reason);
-    // At load there is no last good version: the file is simply not served.
-    this.logger.error({ path: file, err: error }, lastGoodKept ? `${reason}: the last good version is kept` : reason);
-  }
-
-  /** True while `file` holds an edit that cannot be read. */
-  protected isUnreadable(file: string): boolean {
-    return this.unreadable.has(file);
-  }
-
-  /** Why `file` cannot be read, or undefined when it can (or is not known). */
-  protected unreadableReason(file: string): string | undefined {
-    return this.unreadable.get(file);
-  }
-
-  /** Files that cannot be read right now (a miss checks them only when there are any). */
-  protected get unreadableCount(): number {
-    return this.unreadable.size;
-  }
-
   /** Files holding an unreadable edit, with why. */
   troubles(): Array<{ path: string; reason: string }> {
-    return [...this.unreadable].map(([path, reason]) => ({ path, reason }));
-  }
-
-  /** Run `task` under the write lock of one key (disk changes must not interleave with a write of that key). */
-  protected underKeyLock<T>(id: string, task: () => Promise<T>): Promise<T> {
-    return this.locks.run(id, task);
-  }
-
-  /** Whether every entry is loaded (disk events that come before are caught by the load itself). */
-  protected get isLoaded(): boolean {
-    return this.loaded;
-  }
-
-  /** Where an entry is stored (a file), for load warnings; undefined when not a file. */
-  protected originOf(_entry: Entry): string | undefined {
-    return undefined;
+    return this.unreadable.list();
   }
 
   private lastProgress = 0;
@@ -189,29 +171,19 @@ export abstract class MemorySource implements Source {
    * Between two slices of a load: let the event loop run, then stop with SourceClosedError
    * when the source is closing (a shutdown during a long boot load does not wait for it).
    */
-  protected async nextSlice(): Promise<void> {
+  private async nextSlice(): Promise<void> {
     await yieldToLoop();
     if (this.closing) throw new SourceClosedError(this.definition.id);
   }
 
-  /** Log load progress of a large stream (at most about once a second; subclasses call it while reading). */
-  protected progress(done: number, total: number): void {
+  /** Log load progress of a large stream (at most about once a second; stores call it while reading). */
+  private progress(done: number, total: number): void {
     if (total < PROGRESS_MIN) return;
     const now = performance.now();
     if (done < total && now - this.lastProgress < 1000) return;
     this.lastProgress = now;
     this.logger.info({ loaded: done, total }, done < total ? 'loading entries' : 'loading entries: files read, indexing');
   }
-
-  /** Read every stored entry; each must hold its key field. The array is the engine's from then on (a fresh one per call). */
-  protected abstract loadAll(): Promise<Entry[]>;
-  /** Make one put durable (called under the key's lock, memory not yet updated). */
-  protected abstract persistPut(id: string, entry: Entry, previous: Entry | undefined): Promise<void>;
-  protected abstract persistDelete(id: string, previous: Entry): Promise<void>;
-  protected abstract persistTruncate(all: Entry[]): Promise<void>;
-  /** Throw a BadRequestError when a new key cannot be stored here (file names...). */
-  protected checkNewKey(_id: string): void {}
-  protected async closeStore(): Promise<void> {}
 
   open(): Promise<void> {
     if (this.closed) return Promise.reject(new SourceClosedError(this.definition.id));
@@ -230,12 +202,12 @@ export abstract class MemorySource implements Source {
     if (this.after) await this.after;
     // Watch before reading, so an edit made while the files are read is not missed.
     if (this.watcher && this.unwatch.length === 0 && !this.closed) {
-      this.unwatch = this.watchedFolders().map(([folder, listener]) => this.watcher!.watch(folder, listener));
+      this.unwatch = (this.store.watchedFolders?.() ?? []).map(([folder, listener]) => this.watcher!.watch(folder, listener));
     }
     // The loaded list becomes the key order itself, compacted in place (revived entries, no
     // duplicates): a second list of every entry was 24 MB of garbage at 1M entries, left in
     // the heap when the first entry is served (a load ends with its largest allocations).
-    const entries = await this.loadAll();
+    const entries = await this.store.load();
     this.table.clearKeys();
     let kept = 0;
     // While every key so far is a number above the one before, none can repeat: the lookup for
@@ -270,12 +242,12 @@ export abstract class MemorySource implements Source {
   }
 
   /** Cast what a file holds by the field types (see EntryReviver); problems are logged with the file. */
-  protected revive(entry: Entry): Entry {
+  private revive(entry: Entry): Entry {
     if (this.reviver === undefined) return entry;
     const revived = this.reviver(this.definition, entry);
     if (revived.problems.length > 0) {
       // Reported, never served silently uncast: the operator fixes the file.
-      this.logger.warn({ path: this.originOf(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
+      this.logger.warn({ path: this.store.originOf?.(entry), problems: revived.problems }, 'entry values do not match their field types; served as stored');
     }
     return revived.entry;
   }
@@ -288,7 +260,7 @@ export abstract class MemorySource implements Source {
     this.externalListeners.clear();
     await this.drain();
     this.closed = true;
-    await this.closeStore();
+    await this.store.close?.();
   }
 
   async healthy(): Promise<boolean> {
@@ -311,11 +283,18 @@ export abstract class MemorySource implements Source {
 
   async get(key: EntryKey): Promise<Entry | undefined> {
     if (!this.loaded) await this.open();
-    return this.table.get(key);
+    const found = this.table.get(key);
+    // A key whose file cannot be read is not "no such entry": the store may say why (409).
+    if (found === undefined && this.unreadable.size > 0) this.store.checkMiss?.(key);
+    return found;
   }
 
   peek(key: EntryKey): Entry | undefined | typeof NOT_AT_HAND {
-    return this.loaded ? this.table.get(key) : NOT_AT_HAND;
+    if (!this.loaded) return NOT_AT_HAND;
+    const found = this.table.get(key);
+    // Only the asynchronous get can tell a miss from an unreadable file (so GET one stays
+    // synchronous while every file reads).
+    return found === undefined && this.unreadable.size > 0 && this.store.checkMiss !== undefined ? NOT_AT_HAND : found;
   }
 
   async getMany(keys: EntryKey[]): Promise<Entry[]> {
@@ -353,8 +332,8 @@ export abstract class MemorySource implements Source {
     const stored = entry[this.keyName] !== undefined && keyId(entry[this.keyName]) === id ? entry : { ...entry, [this.keyName]: key };
     return this.write(id, async () => {
       const previous = this.table.get(id);
-      if (!previous) this.checkNewKey(id);
-      await this.persistPut(id, stored, previous);
+      if (!previous) this.store.checkNewKey?.(id);
+      await this.store.put(id, stored, previous);
       this.table.put(id, stored);
     });
   }
@@ -364,7 +343,7 @@ export abstract class MemorySource implements Source {
     return this.write(id, async () => {
       const previous = this.table.get(id);
       if (!previous) return false;
-      await this.persistDelete(id, previous);
+      await this.store.delete(id, previous);
       this.table.remove(id, previous);
       return true;
     });
@@ -378,7 +357,7 @@ export abstract class MemorySource implements Source {
     this.barrier = new Promise<void>((resolve) => (release = resolve));
     try {
       await this.idle();
-      await this.persistTruncate(this.table.all());
+      await this.store.truncate(this.table.all());
       this.table.clear();
     } finally {
       this.barrier = undefined;
@@ -417,7 +396,7 @@ export abstract class MemorySource implements Source {
    * file changed on disk; nothing is persisted. `entry` is as read (it is revived here).
    * Returns the change to announce, or undefined when nothing changed.
    */
-  protected replaceStored(id: string, entry: Entry | undefined): ExternalChange | undefined {
+  private replaceStored(id: string, entry: Entry | undefined): ExternalChange | undefined {
     const previous = this.table.get(id);
     if (entry) {
       const revived = this.revive(entry);
@@ -428,15 +407,5 @@ export abstract class MemorySource implements Source {
     if (!previous) return undefined;
     this.table.remove(id, previous);
     return { key: previous[this.keyName] as EntryKey, entry: undefined, previous };
-  }
-
-  /** The stored entry of a key id (no load; undefined when none). */
-  protected storedEntry(id: string): Entry | undefined {
-    return this.table.get(id);
-  }
-
-  /** Every entry in key order (snapshot; subclasses use it to serialize a whole file). */
-  protected all(): Entry[] {
-    return this.table.all();
   }
 }

@@ -1,21 +1,21 @@
 import { definePlugin, EXTENSIONS, ExtensionLedger, FILE_ROOTS, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { FOLDER_WATCHER, STREAM_REGISTRY, type StreamDefinition } from '../streams/index.js';
-import { CollectionSource } from './collection/collection-source.js';
+import { createCollectionSource } from './collection/collection-store.js';
 import { checkSourceConfig, storageOf } from './definition-check.js';
 import { isInside } from './paths.js';
-import { FileSource } from './file/file-source.js';
-import { FilebaseSource } from './filebase/filebase-source.js';
+import { createFileSource } from './file/file-store.js';
+import { createFilebaseSource } from './filebase/filebase-store.js';
 import { SourceRegistryImpl } from './registry.js';
-import { SelfSource } from './self/self-source.js';
+import { createSelfSource } from './self/self-store.js';
 import { SOURCES } from './tokens.js';
 
 /** A registry with the four built-in source types. */
 export function createSourceRegistry(config: KernelConfig, root: string, logger: Logger, extensions: ExtensionLedger = new ExtensionLedger()): SourceRegistryImpl {
   const registry = new SourceRegistryImpl(config, root, logger, extensions);
-  registry.registerType('filebase', (c) => FilebaseSource.create(c));
-  registry.registerType('file', (c) => FileSource.create(c));
-  registry.registerType('self', (c) => SelfSource.create(c));
-  registry.registerType('collection', (c) => CollectionSource.create(c));
+  registry.registerType('filebase', createFilebaseSource);
+  registry.registerType('file', createFileSource);
+  registry.registerType('self', createSelfSource);
+  registry.registerType('collection', createCollectionSource);
   return registry;
 }
 

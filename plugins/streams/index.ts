@@ -11,7 +11,7 @@ export type {
   StreamDefinition,
 } from './types.js';
 export { fieldOf, NUMERIC_FIELD_TYPES } from './types.js';
-export { canonicalInteger, castKey, isEntryKey, isNumericKeyText, numericKeyValue, keyFromName, keyKindOf, keyNameOf, keyStrategy, keyTypeOf, MAX_KEY_LENGTH, newUuidKey, type EntryKey, type KeyStrategy } from './keys.js';
+export { canonicalInteger, castKey, existingKey, integerKeyValue, isEntryKey, isNumericKeyText, numericKeyValue, keyFromName, keyKindOf, keyNameOf, keyStrategy, keyTypeOf, MAX_KEY_LENGTH, newUuidKey, typedKey, type EntryKey, type KeyKind, type KeyStrategy } from './keys.js';
 export { definitionToJson } from './serialize.js';
 export { definitionVersion } from './version.js';
 export { titleCase } from './normalize.js';

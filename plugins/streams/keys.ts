@@ -17,12 +17,14 @@ const INTEGER_TEXT = /^-?(0|[1-9]\d{0,15})$/;
 const DECLARED_INTEGER_TEXT = /^-?\d{1,16}$/;
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMBER_TEXT = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+/** Digits, leading zeros allowed (what an increment counter reads as an integer key). */
+const DIGITS_TEXT = /^-?\d+$/;
 
 /**
  * The number a key stands for in key order and numeric typing: a number as is, a text written
  * as a canonical number (`7`, `-2.5`; not `07` or `7.`) as its value, anything else undefined.
- * The one place that says which keys are numeric (the sources' key order and sort keys, and
- * MongoDB's `_id` typing, used to copy this pattern).
+ * The one place that says which keys are numeric (the sources' key order and sort keys,
+ * MongoDB's `_id` typing and its stored key order).
  */
 export function numericKeyValue(key: unknown): number | undefined {
   if (typeof key === 'number') return key;
@@ -48,8 +50,11 @@ export function keyTypeOf(definition: StreamDefinition): string | undefined {
   return fieldOf(definition, keyNameOf(definition))?.type;
 }
 
+/** Whether keys of a stream are numbers (a numeric key field), strings, or either (undeclared). */
+export type KeyKind = 'number' | 'string' | 'auto';
+
 /** Whether keys of this stream are numbers (a numeric key field), strings, or either (undeclared). */
-export function keyKindOf(definition: StreamDefinition): 'number' | 'string' | 'auto' {
+export function keyKindOf(definition: StreamDefinition): KeyKind {
   const type = keyTypeOf(definition);
   if (type === undefined) return 'auto';
   return NUMERIC_FIELD_TYPES.has(type) ? 'number' : 'string';
@@ -110,6 +115,48 @@ export function castKey(definition: StreamDefinition, raw: unknown): EntryKey {
     if (type !== undefined && NUMERIC_FIELD_TYPES.has(type)) throw keyTypeError(definition);
   }
   return key;
+}
+
+/** The key cast by the key field's type, or undefined for a key no entry can have (a lookup answers not found, not a 400). */
+export function existingKey(definition: StreamDefinition, raw: unknown): EntryKey | undefined {
+  try {
+    return castKey(definition, raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A key as a store that keeps keys typed holds it (MongoDB's `_id`): `4` and `"4"` name the
+ * same entry, so a key is normalized to the stream's key kind (undeclared keys: canonical safe
+ * integers as numbers, anything else as strings). Unlike `castKey` a text the key field's type
+ * refuses is kept as given (the entries layer refuses it before a write); what is no key at
+ * all (not a string or a finite number, empty, over 1024 characters) is a 400.
+ */
+export function typedKey(key: unknown, kind: KeyKind): EntryKey {
+  if (typeof key === 'number') {
+    if (!Number.isFinite(key)) throw new BadRequestError('The entry key must be a finite number or a string.', { rule: 'key' });
+    return kind === 'string' ? String(key) : key;
+  }
+  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
+    throw new BadRequestError('The entry key must be a non-empty string or a number.', { rule: 'key' });
+  }
+  if (kind === 'string') return key;
+  if (kind === 'number' && NUMBER_TEXT.test(key)) return Number(key);
+  // INTEGER_TEXT's 16 digits hold every safe integer: the length bound decides nothing here.
+  if (kind === 'auto' && INTEGER_TEXT.test(key) && Number.isSafeInteger(Number(key))) return Number(key);
+  // A non-numeric key on a numeric key field is the entries layer's to refuse; stored as given.
+  return key;
+}
+
+/**
+ * The integer a stored key counts as when the next increment key is chosen (`maxIntegerKey`):
+ * an integer number, or a text of digits (`12`, `-3`, and `007` too, though it is a string key
+ * of its own); undefined for anything else.
+ */
+export function integerKeyValue(key: unknown): number | undefined {
+  const n = typeof key === 'number' ? key : typeof key === 'string' && DIGITS_TEXT.test(key) ? Number(key) : NaN;
+  return Number.isInteger(n) ? n : undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ import * as testing from '../../plugins/addon/testing.js';
 const RUNTIME_EXPORTS = [
   'API', 'API_MIDDLEWARE', 'APP_ROOT', 'ApiGate', 'accessOf', 'AppError', 'BadRequestError', 'CONFIG', 'ENTRIES', 'FIELDS',
   'HOOKS', 'HOOK_NAMES', 'HTTP_SERVER', 'Hooks', 'KeyedLock', 'LOGGER', 'MemorySource', 'NotFoundError', 'SOURCES',
-  'STREAM_REGISTRY', 'STREAM_ROUTES', 'SingleFileSource', 'ValidationError', 'assertFileKey', 'compareEntries',
+  'STREAM_REGISTRY', 'STREAM_ROUTES', 'SingleFileStore', 'ValidationError', 'assertFileKey', 'compareEntries',
   'definePlugin', 'definitionToJson', 'fieldOf', 'isAppError', 'matchesWhere', 'removeFileDurable', 'resolveInRoot',
   'defineSettings', 'serviceRef', 'writeFileDurable', 'EXTENSIONS', 'RegistrationError',
 ];
@@ -70,20 +70,21 @@ describe('streams-kernel/testing: the source contract suite', () => {
   // An addon's source type runs the cases ours run, through the SDK (issue #30 item 6): here
   // a source written the way an addon author would, on the public MemorySource building block.
   testing.runSourceContract(vitest, 'an addon-style in-memory source', async () => ({
-    create: async (definition) => new AddonMemorySource(definition, silent),
+    create: async (definition) => new addon.MemorySource(definition, silent, addonStore()),
     cleanup: async () => undefined,
   }), { source: { type: 'addon-memory' } });
 });
 
 const silent = pino({ level: 'silent' });
 
-class AddonMemorySource extends addon.MemorySource {
-  readonly type = 'addon-memory';
-  readonly capabilities = { inMemory: true, persistent: false };
-  protected async loadAll(): Promise<addon.Entry[]> {
-    return [];
-  }
-  protected async persistPut(): Promise<void> {}
-  protected async persistDelete(): Promise<void> {}
-  protected async persistTruncate(): Promise<void> {}
+/** The store of an addon's source kept nowhere (as the built-in `collection`). */
+function addonStore(): addon.EntryStore {
+  return {
+    type: 'addon-memory',
+    persistent: false,
+    load: async (): Promise<addon.Entry[]> => [],
+    put: async () => {},
+    delete: async () => {},
+    truncate: async () => {},
+  };
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, type Plugin } from '../../kernel/index.js';
+import { definePlugin, type Logger, type Plugin } from '../../kernel/index.js';
 import { MemorySource, SOURCES, type Entry } from '../../plugins/sources/index.js';
+import type { StreamDefinition } from '../../plugins/streams/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -10,14 +11,17 @@ import { startApp, type TestApp } from '../helpers/app.js';
  */
 let next = 1000;
 class AllocatingSource extends MemorySource {
-  readonly type = 'allocating';
-  readonly capabilities = { inMemory: true, persistent: false };
-  protected async loadAll(): Promise<Entry[]> {
-    return [{ id: 1, title: 'existing' }];
+  constructor(definition: StreamDefinition, logger: Logger) {
+    super(definition, logger, {
+      type: 'allocating',
+      persistent: false,
+      load: async (): Promise<Entry[]> => [{ id: 1, title: 'existing' }],
+      put: async () => {},
+      delete: async () => {},
+      truncate: async () => {},
+    });
   }
-  protected async persistPut(): Promise<void> {}
-  protected async persistDelete(): Promise<void> {}
-  protected async persistTruncate(): Promise<void> {}
+
   async allocateIntegerKey(): Promise<number> {
     return next++;
   }

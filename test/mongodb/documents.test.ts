@@ -1,8 +1,8 @@
 /** Storage shape, key typing, injection guards on written documents, and driver error mapping. */
 import { MongoNetworkError, MongoNetworkTimeoutError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { fromDocument, toDocument, toId } from '../../plugins/mongodb/documents.js';
-import { keyKindOf as keyKind } from '../../plugins/streams/index.js';
+import { fromDocument, toDocument } from '../../plugins/mongodb/documents.js';
+import { keyKindOf as keyKind, typedKey } from '../../plugins/streams/index.js';
 import { mapMongoError } from '../../plugins/mongodb/errors.js';
 import { parentsFirst } from '../../plugins/mongodb/definition-store.js';
 import { checkDatabaseSource } from '../../plugins/mongodb/definition-check.js';
@@ -18,16 +18,16 @@ describe('mongodb documents, error mapping and definition checks (no server)', (
     expect(keyKind(integer)).toBe('number');
     expect(keyKind(text)).toBe('string');
     expect(keyKind(undeclared)).toBe('auto');
-    expect(toId('4', 'number')).toBe(4);
-    expect(toId(4, 'string')).toBe('4');
-    expect(toId('4', 'auto')).toBe(4);
-    expect(toId('007', 'auto')).toBe('007');
-    expect(toId('a-uuid', 'auto')).toBe('a-uuid');
-    expect(toId('abc', 'number')).toBe('abc');
-    expect(toId('2.5', 'number')).toBe(2.5);
-    expect(() => toId({ $gt: '' }, 'auto')).toThrow(expect.objectContaining({ status: 400 }));
-    expect(() => toId('', 'string')).toThrow(expect.objectContaining({ status: 400 }));
-    expect(() => toId(Number.NaN, 'number')).toThrow(expect.objectContaining({ status: 400 }));
+    expect(typedKey('4', 'number')).toBe(4);
+    expect(typedKey(4, 'string')).toBe('4');
+    expect(typedKey('4', 'auto')).toBe(4);
+    expect(typedKey('007', 'auto')).toBe('007');
+    expect(typedKey('a-uuid', 'auto')).toBe('a-uuid');
+    expect(typedKey('abc', 'number')).toBe('abc');
+    expect(typedKey('2.5', 'number')).toBe(2.5);
+    expect(() => typedKey({ $gt: '' }, 'auto')).toThrow(expect.objectContaining({ status: 400 }));
+    expect(() => typedKey('', 'string')).toThrow(expect.objectContaining({ status: 400 }));
+    expect(() => typedKey(Number.NaN, 'number')).toThrow(expect.objectContaining({ status: 400 }));
   });
 
   it('round-trips an entry; hidden fields never come back', () => {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CollectionSource } from '../../plugins/sources/collection/collection-source.js';
+import { createCollectionSource } from '../../plugins/sources/collection/collection-store.js';
 import { compileReferenceWhere } from '../../plugins/sources/criteria/match.js';
 import { compareEntries } from '../../plugins/sources/criteria/order.js';
 import type { Entry, OrderClause, SourceQuery, WhereClause } from '../../plugins/sources/index.js';
@@ -117,8 +117,8 @@ describe('indexed engine against the scanning engine (differential)', () => {
     const r = rng(16);
     // Enough entries that the planner prefers indexes (it scans when candidates are most of the stream).
     const data = Array.from({ length: 600 }, (_, i) => randomEntry(r, i + 1));
-    const indexed = new CollectionSource(streamDefinition(EVERY_INDEX, data), silentLogger);
-    const scanning = new CollectionSource(streamDefinition(undefined, data), silentLogger);
+    const indexed = createCollectionSource({ definition: streamDefinition(EVERY_INDEX, data), logger: silentLogger });
+    const scanning = createCollectionSource({ definition: streamDefinition(undefined, data), logger: silentLogger });
     await indexed.open();
     await scanning.open();
     let planned = 0;
@@ -179,7 +179,7 @@ describe('indexed engine against the scanning engine (differential)', () => {
 
   it('picks the most selective index, intersects with a hash lookup, unions OR groups and falls back to a scan', async () => {
     const data = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, a: `g${i % 10}`, b: `h${i % 100}`, c: String(i % 2) }));
-    const source = new CollectionSource(streamDefinition(['a', 'b', { field: 'id', type: 'sorted' }], data), silentLogger);
+    const source = createCollectionSource({ definition: streamDefinition(['a', 'b', { field: 'id', type: 'sorted' }], data), logger: silentLogger });
     await source.open();
     const eq = (f: string, value: unknown, boolean: 'and' | 'or' = 'and'): WhereClause => ({ boolean, field: f, operator: '=', value });
     expect(source.explain([eq('a', 'g1'), eq('b', 'h11')])).toEqual(['index:b']);
@@ -200,7 +200,7 @@ describe('indexed engine against the scanning engine (differential)', () => {
   it('keeps whole sorted orders within streams.caches.orders_bytes (8 bytes an entry), answering the same pages', async () => {
     const data = Array.from({ length: 5000 }, (_, i) => ({ id: i + 1, a: `g${(i * 7) % 13}`, b: `h${(i * 11) % 17}`, c: String((i * 3) % 5) }));
     // About 40 KB an order: two fit in 100 KB, never the 8 asked for.
-    const source = new CollectionSource(streamDefinition([], data), silentLogger).limitCaches({ matchBytes: 1024 * 1024, ordersBytes: 100_000 });
+    const source = createCollectionSource({ definition: streamDefinition([], data), logger: silentLogger }).limitCaches({ matchBytes: 1024 * 1024, ordersBytes: 100_000 });
     await source.open();
     const orders: OrderClause[][] = [];
     for (const first of ['a', 'b', 'c', 'id']) for (const direction of ['asc', 'desc'] as const) orders.push([{ field: first, direction }, { field: 'id', direction: 'asc' }]);
@@ -219,7 +219,7 @@ describe('indexed engine against the scanning engine (differential)', () => {
 
   it('intersects two hash lookups when the best one is not tiny', async () => {
     const data = Array.from({ length: 2000 }, (_, i) => ({ id: i + 1, a: `g${i % 4}`, b: `h${i % 3}` }));
-    const source = new CollectionSource(streamDefinition(['a', 'b'], data), silentLogger);
+    const source = createCollectionSource({ definition: streamDefinition(['a', 'b'], data), logger: silentLogger });
     await source.open();
     const where: WhereClause[] = [
       { boolean: 'and', field: 'a', operator: '=', value: 'g1' },
@@ -233,7 +233,7 @@ describe('indexed engine against the scanning engine (differential)', () => {
 
   it('builds a hash index by itself for a declared field filtered by equality again and again', async () => {
     const data = Array.from({ length: 3000 }, (_, i) => ({ id: i + 1, a: `g${i % 30}` }));
-    const source = new CollectionSource(streamDefinition(undefined, data), silentLogger);
+    const source = createCollectionSource({ definition: streamDefinition(undefined, data), logger: silentLogger });
     await source.open();
     const where: WhereClause[] = [{ boolean: 'and', field: 'a', operator: '=', value: 'g7' }];
     expect(source.explain(where)).toEqual([]);
@@ -249,7 +249,7 @@ describe('indexed engine against the scanning engine (differential)', () => {
   it('gives deep pages of large lists (top-k with a big heap, prefixes, full sorts) as the reference does', async () => {
     const r = rng(1600);
     const data = Array.from({ length: 12_000 }, (_, i) => ({ id: i + 1, a: Math.floor(r() * 50), b: r() < 0.1 ? null : `s${Math.floor(r() * 300)}`, c: r() < 0.5 }));
-    const source = new CollectionSource(streamDefinition(undefined, data), silentLogger);
+    const source = createCollectionSource({ definition: streamDefinition(undefined, data), logger: silentLogger });
     const orders: OrderClause[][] = [[{ field: 'a', direction: 'desc' }], [{ field: 'b', direction: 'asc' }, { field: 'a', direction: 'desc' }], [{ field: 'c', direction: 'asc' }]];
     for (const orderBy of orders) {
       for (const where of [[], [{ boolean: 'and', field: 'c', operator: '=', value: true } as WhereClause]]) {
@@ -266,8 +266,8 @@ describe('indexed engine against the scanning engine (differential)', () => {
 
   it('pages a sorted index in both directions with ties in key order, as a full sort does', async () => {
     const data = Array.from({ length: 300 }, (_, i) => ({ id: 300 - i, a: i % 7 === 0 ? null : `v${i % 5}` }));
-    const indexed = new CollectionSource(streamDefinition([{ field: 'a', type: 'sorted' }], data), silentLogger);
-    const scanning = new CollectionSource(streamDefinition(undefined, data), silentLogger);
+    const indexed = createCollectionSource({ definition: streamDefinition([{ field: 'a', type: 'sorted' }], data), logger: silentLogger });
+    const scanning = createCollectionSource({ definition: streamDefinition(undefined, data), logger: silentLogger });
     for (const direction of ['asc', 'desc'] as const) {
       for (const skip of [0, 5, 37, 120, 299, 400]) {
         const query = { where: [], orderBy: [{ field: 'a', direction }], skip, limit: 25 };

@@ -3,22 +3,19 @@ import { MemorySource, type Entry } from '../../plugins/sources/index.js';
 import { makeDefinition } from './definitions.js';
 import { silentLogger } from './harness.js';
 
-/** A source whose load returns exactly the given entries (in that order). */
-class ListedSource extends MemorySource {
-  readonly type = 'listed';
-  readonly capabilities = { inMemory: true, persistent: false };
-  constructor(
-    private readonly items: Entry[],
-    readonly warnings: unknown[] = [],
-  ) {
-    super(makeDefinition('items'), Object.assign(Object.create(silentLogger) as typeof silentLogger, { warn: (obj: unknown) => void warnings.push(obj) }));
-  }
-  protected async loadAll(): Promise<Entry[]> {
-    return this.items.map((e) => ({ ...e }));
-  }
-  protected async persistPut(): Promise<void> {}
-  protected async persistDelete(): Promise<void> {}
-  protected async persistTruncate(): Promise<void> {}
+/** A source whose load returns exactly the given entries (in that order), and the warnings it logged. */
+function listedSource(items: Entry[]): MemorySource & { warnings: unknown[] } {
+  const warnings: unknown[] = [];
+  const logger = Object.assign(Object.create(silentLogger) as typeof silentLogger, { warn: (obj: unknown) => void warnings.push(obj) });
+  const source = new MemorySource(makeDefinition('items'), logger, {
+    type: 'listed',
+    persistent: false,
+    load: async () => items.map((e) => ({ ...e })),
+    put: async () => {},
+    delete: async () => {},
+    truncate: async () => {},
+  });
+  return Object.assign(source, { warnings });
 }
 
 describe('keys at load', () => {
@@ -31,7 +28,7 @@ describe('keys at load', () => {
       { items: [{ id: 0 }, { id: -0 }, { id: 1 }], kept: [0, 1], repeated: 1 },
     ];
     for (const { items, kept, repeated } of cases) {
-      const source = new ListedSource(items);
+      const source = listedSource(items);
       expect((await source.query({ where: [], orderBy: [] })).map((e) => e.id)).toEqual(kept);
       expect(await source.count([])).toBe(kept.length);
       expect(source.warnings).toHaveLength(repeated);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toId } from '../../plugins/mongodb/documents.js';
-import { castKey, keyFromName, keyKindOf, keyNameOf, keyStrategy } from '../../plugins/streams/index.js';
+import { castKey, keyFromName, keyKindOf, keyNameOf, keyStrategy, typedKey } from '../../plugins/streams/index.js';
 import { field, makeDefinition } from '../sources/definitions.js';
 
 /**
@@ -34,7 +33,7 @@ describe('entry keys, one owner', () => {
     expect(keyKindOf(definition)).toBe(kind);
     // A file named after the key reads back as the same key (a uuid file name is already lower case).
     expect(keyFromName(String(key), definition)).toEqual(key);
-    expect(toId(key, keyKindOf(definition))).toEqual(key);
+    expect(typedKey(key, keyKindOf(definition))).toEqual(key);
   });
 
   it('the key name comes from the definition (normalized to "id"), and generation follows the key type', () => {

@@ -122,7 +122,7 @@ const E = '/api/streams/things/entries';
 
 describe('live sync of a filebase folder removed and created again', () => {
   // The folder itself goes away (a checkout, a restore): every entry is compared with what the
-  // listing holds (`FilebaseSource.rescan`), without touching a temp file that may be a write in flight.
+  // listing holds (`FilebaseStore.rescan`), without touching a temp file that may be a write in flight.
   it('serves nothing while the folder is gone, then what the new folder holds; a temp file there is left alone', async () => {
     app = await filebase('json').boot([]);
     const folder = path.join(app.root, 'streams/data/things');

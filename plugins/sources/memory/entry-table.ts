@@ -1,5 +1,5 @@
 import { ByteBudgetMap, type Logger } from '../../../kernel/index.js';
-import type { StreamDefinition } from '../../streams/index.js';
+import { integerKeyValue, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, OrderClause, SourcePage, SourceQuery, WhereClause } from '../contracts.js';
 import { indexSpecs } from '../criteria/index-specs.js';
 import { HashIndex, SortedIndex, type Candidates, type SecondaryIndex } from '../criteria/indexes.js';
@@ -149,9 +149,8 @@ export class EntryTable {
   maxIntegerKey(): number | undefined {
     // Key order puts numeric keys first: walk back from the end to the last numeric one.
     for (let i = this.keyOrdered.length - 1; i >= 0; i--) {
-      const key = this.keyOrdered[i]![this.keyName];
-      const n = typeof key === 'number' ? key : typeof key === 'string' && /^-?\d+$/.test(key) ? Number(key) : NaN;
-      if (Number.isInteger(n)) return n;
+      const n = integerKeyValue(this.keyOrdered[i]![this.keyName]);
+      if (n !== undefined) return n;
     }
     return undefined;
   }

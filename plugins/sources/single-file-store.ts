@@ -6,7 +6,7 @@ import { AppError, readTextFile, writeFileDurable, type FolderListener, type Log
 import type { StreamDefinition } from '../streams/index.js';
 import type { Entry, ExternalChange } from './contracts.js';
 import { keyId } from './criteria/values.js';
-import { MemorySource } from './memory-source.js';
+import type { EntryStore, StoreHost } from './memory/entry-store.js';
 
 type Change = { kind: 'put'; id: string; entry: Entry } | { kind: 'delete'; id: string } | { kind: 'truncate' };
 
@@ -25,12 +25,20 @@ interface Queued {
 }
 
 /**
- * Base of the sources that keep a whole stream in one file (`file`, `self`). Writes
- * are serialized per file and group-committed: every change queued while a flush is
- * running is written by the next flush, one durable rewrite of the file for the batch,
- * and each caller is acknowledged only after that rewrite is on disk.
+ * The store of the sources that keep a whole stream in one file (`file`, `self`, an addon's
+ * format): a subclass says how the file's text becomes entries and back (`decode`, `encode`).
+ * Writes are serialized per file and group-committed: every change queued while a flush is
+ * running is written by the next flush, one durable rewrite of the file for the batch, and
+ * each caller is acknowledged only after that rewrite is on disk. An edit made to the file
+ * outside this server is caught up with before each flush, on a refresh and on a watch
+ * event, and reported through the host.
  */
-export abstract class SingleFileSource extends MemorySource {
+export abstract class SingleFileStore implements EntryStore {
+  abstract readonly type: string;
+  readonly persistent = true;
+  protected readonly definition: StreamDefinition;
+  protected readonly keyName: string;
+  protected readonly logger: Logger;
   /** The entries as last written to disk, in file order. */
   private disk = new Map<string, Entry>();
   private queue: Queued[] = [];
@@ -40,19 +48,20 @@ export abstract class SingleFileSource extends MemorySource {
   private diskChain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    definition: StreamDefinition,
-    logger: Logger,
+    protected readonly host: StoreHost,
     readonly file: string,
   ) {
-    super(definition, logger);
+    this.definition = host.definition;
+    this.keyName = host.keyName;
+    this.logger = host.logger;
   }
 
-  protected override originOf(): string {
+  originOf(): string {
     return this.file;
   }
 
   /** Live sync: the file's folder (an editor replaces the file by a rename, which a watch of the file itself would lose). */
-  protected override watchedFolders(): Array<[string, FolderListener]> {
+  watchedFolders(): Array<[string, FolderListener]> {
     if (!this.file) return [];
     const name = path.basename(this.file);
     return [[path.dirname(this.file), (changed) => {
@@ -67,10 +76,10 @@ export abstract class SingleFileSource extends MemorySource {
 
   protected async readText(): Promise<string | undefined> {
     // A link out of the application's roots is never read nor written through (issue #27).
-    const outside = await this.fileRoots?.checkAsync(this.file);
+    const outside = await this.host.files.roots?.checkAsync(this.file);
     if (outside !== undefined) throw new Error(`the file is not read: ${outside}`);
     try {
-      return await readTextFile(this.file, this.maxBytes);
+      return await readTextFile(this.file, this.host.files.maxBytes);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
@@ -111,7 +120,7 @@ export abstract class SingleFileSource extends MemorySource {
    * until fixed, so the broken edit is never overwritten blind.
    */
   async refresh(): Promise<void> {
-    await this.open();
+    await this.host.open();
     await this.exclusive(() => this.catchUp());
   }
 
@@ -127,7 +136,7 @@ export abstract class SingleFileSource extends MemorySource {
       text = await this.readCurrent();
     } catch (error) {
       // Undecodable bytes, too large, a link out of the root: kept as they are, writes refused.
-      this.markUnreadable(this.file, `the file cannot be read (${(error as Error).message})`, error);
+      this.host.unreadable.mark(this.file, `the file cannot be read (${(error as Error).message})`, error);
       throw new AppError(409, `The source file of stream [${this.definition.id}] cannot be read (${(error as Error).message}); fix it before writing.`);
     }
     const textHash = text === undefined ? undefined : hashOf(text);
@@ -139,10 +148,10 @@ export abstract class SingleFileSource extends MemorySource {
     try {
       entries = await this.decode(text);
     } catch (error) {
-      this.markUnreadable(this.file, `the file was edited on disk and cannot be read (${(error as Error).message})`, error);
+      this.host.unreadable.mark(this.file, `the file was edited on disk and cannot be read (${(error as Error).message})`, error);
       throw new AppError(409, `The source file of stream [${this.definition.id}] was edited on disk and cannot be read; fix it before writing.`);
     }
-    this.markUnreadable(this.file, undefined);
+    this.host.unreadable.mark(this.file, undefined);
     const next = new Map<string, Entry>();
     for (const entry of entries) {
       const id = keyId(entry[this.keyName]);
@@ -157,21 +166,21 @@ export abstract class SingleFileSource extends MemorySource {
     this.disk = next;
     const changes: ExternalChange[] = [];
     for (const [id, entry] of changed) {
-      const change = this.replaceStored(id, entry);
+      const change = this.host.replace(id, entry);
       if (change) changes.push(change);
     }
     this.seen = now && { ...now, hash: textHash };
-    this.announce(changes);
+    this.host.announce(changes);
   }
 
-  protected async loadAll(): Promise<Entry[]> {
+  async load(): Promise<Entry[]> {
     let entries: Entry[];
     try {
       entries = await this.decode(await this.readText());
     } catch (error) {
       // One corrupt file holds every entry: refuse to serve (and to overwrite it) rather than
       // lose data. A 409 like every degraded file (issue #27), listed in /readyz.
-      this.markUnreadable(this.file, `the file cannot be read (${(error as Error).message})`, error);
+      this.host.unreadable.mark(this.file, `the file cannot be read (${(error as Error).message})`, error);
       throw new AppError(409, `The source file of stream [${this.definition.id}] cannot be read; fix it before reading or writing.`);
     }
     this.disk = new Map();
@@ -185,7 +194,7 @@ export abstract class SingleFileSource extends MemorySource {
   }
 
   /**
-   * Whether `loadAll` read the file just now. `self` decodes what the registry parsed at
+   * Whether `load` read the file just now. `self` decodes what the registry parsed at
    * boot, maybe long before: its first catch-up then compares the file entry by entry.
    */
   protected loadReadsFile(): boolean {
@@ -197,15 +206,15 @@ export abstract class SingleFileSource extends MemorySource {
     return true;
   }
 
-  protected persistPut(id: string, entry: Entry): Promise<void> {
+  put(id: string, entry: Entry): Promise<void> {
     return this.enqueue({ kind: 'put', id, entry });
   }
 
-  protected persistDelete(id: string): Promise<void> {
+  delete(id: string): Promise<void> {
     return this.enqueue({ kind: 'delete', id });
   }
 
-  protected persistTruncate(): Promise<void> {
+  truncate(): Promise<void> {
     return this.enqueue({ kind: 'truncate' });
   }
 

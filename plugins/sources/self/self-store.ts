@@ -1,36 +1,36 @@
-import { AppError, type Logger, type ReplaceOptions } from '../../../kernel/index.js';
-import type { StreamDefinition } from '../../streams/index.js';
-import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
+import { AppError, type ReplaceOptions } from '../../../kernel/index.js';
+import type { Entry, SourceContext } from '../contracts.js';
 import { decodeJsonEntries, encodeJsonEntries, type JsonShape } from '../file/json-codec.js';
+import type { StoreHost } from '../memory/entry-store.js';
+import { MemorySource } from '../memory-source.js';
 import { resolveInRoot } from '../paths.js';
-import { SingleFileSource } from '../single-file-source.js';
+import { SingleFileStore } from '../single-file-store.js';
 
 /**
  * `self`: the entries are the `data` of the definition file itself (a list, or an
  * object keyed by key). Reads come from the loaded definition; a write re-reads the
  * definition file, replaces only its `data` (same shape) and rewrites it durably.
  */
-export class SelfSource extends SingleFileSource {
+export function createSelfSource(context: SourceContext): MemorySource {
+  const { definition, root } = context;
+  const given = definition.config.source.file;
+  const own = typeof given !== 'string' || given === '';
+  const file = own ? definition.file : resolveInRoot(root, given, 'source.file', definition.id);
+  return new MemorySource(definition, context.logger, (host) => new SelfStore(host, file, own ? context.definitions : undefined)).loadAfter(context.after);
+}
+
+/** The `data` of a definition file (the stream's own, or the one `source.file` names). */
+export class SelfStore extends SingleFileStore {
   readonly type = 'self';
-  readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
   private shape: JsonShape = 'list';
 
   constructor(
-    definition: StreamDefinition,
-    logger: Logger,
+    host: StoreHost,
     file: string | undefined,
     /** Set when the entries live in the stream's own definition: writes go through the registry. */
     private readonly definitions?: SourceContext['definitions'],
   ) {
-    super(definition, logger, file ?? '');
-  }
-
-  static create(context: SourceContext): SelfSource {
-    const { definition, root } = context;
-    const given = definition.config.source.file;
-    const own = typeof given !== 'string' || given === '';
-    const file = own ? definition.file : resolveInRoot(root, given, 'source.file', definition.id);
-    return new SelfSource(definition, context.logger, file, own ? context.definitions : undefined).loadAfter(context.after);
+    super(host, file ?? '');
   }
 
   protected override async readText(): Promise<string | undefined> {

@@ -1,10 +1,11 @@
 import { opendirSync, type Dir } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, inBackground, isTempFile, readTextFile, UnreadableTextError, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, inBackground, isTempFile, readTextFile, UnreadableTextError, type FileRoots, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
-import { NOT_AT_HAND, type Entry, type EntryKey, type ExternalChange, type SourceCapabilities, type SourceContext } from '../contracts.js';
+import type { Entry, EntryKey, ExternalChange, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
+import type { EntryStore, StoreHost } from '../memory/entry-store.js';
 import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
 import { keyId } from '../criteria/values.js';
 import { mapLimit } from '../map-limit.js';
@@ -18,14 +19,32 @@ import { readFiles } from './parallel-read.js';
 const READ_CONCURRENCY = 64;
 
 /**
- * `filebase`: one file per entry, `<folder>/<key>.<ext>`. Loads every file once
- * (bounded parallel reads), skips and logs unreadable ones, removes leftover temp
- * files of interrupted writes, and writes through a group-committing DirectoryWriter.
+ * `filebase`: one file per entry, `<folder>/<key>.<ext>` (`config.source.path`, default
+ * `<data_path>/<id>`; `config.source.format`, default `streams.default_format`).
  */
-export class FilebaseSource extends MemorySource {
+export function createFilebaseSource(context: SourceContext): MemorySource {
+  const { definition, config, root } = context;
+  const source = definition.config.source;
+  const folder =
+    typeof source.path === 'string' && source.path !== ''
+      ? resolveInRoot(root, source.path, 'source.path', definition.id)
+      : path.join(config.streams.data_path, definition.id);
+  const format = typeof source.format === 'string' ? source.format : config.streams.default_format;
+  return new MemorySource(definition, context.logger, (host) => new FilebaseStore(host, folder, format)).loadAfter(context.after);
+}
+
+/**
+ * The folder of a `filebase` stream. Loads every file once (bounded parallel reads), skips
+ * and logs unreadable ones, removes leftover temp files of interrupted writes, writes through
+ * a group-committing DirectoryWriter, and follows the folder's files edited on disk.
+ */
+export class FilebaseStore implements EntryStore {
   readonly type = 'filebase';
-  readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
+  readonly persistent = true;
   readonly folder: string;
+  private readonly definition: StreamDefinition;
+  private readonly keyName: string;
+  private readonly logger: Logger;
   private readonly codec: EntryCodec;
   private readonly writer: DirectoryWriter;
   /** Entries whose file is not `<key>.<ext>` (PHP files with a key stored inside). */
@@ -33,8 +52,15 @@ export class FilebaseSource extends MemorySource {
   /** Keys found in more than one file at load, with those files. */
   private readonly duplicates = new Map<string, string[]>();
 
-  constructor(definition: StreamDefinition, logger: Logger, folder: string, format: string) {
-    super(definition, logger);
+  constructor(
+    private readonly host: StoreHost,
+    folder: string,
+    format: string,
+  ) {
+    const { definition } = host;
+    this.definition = definition;
+    this.keyName = host.keyName;
+    this.logger = host.logger;
     const codec = CODECS[format];
     if (!codec) throw new AppError(500, `Stream [${definition.id}]: filebase format "${format}" is not one of ${Object.keys(CODECS).join(', ')}.`);
     this.codec = codec;
@@ -42,15 +68,14 @@ export class FilebaseSource extends MemorySource {
     this.writer = new DirectoryWriter(folder);
   }
 
-  static create(context: SourceContext): FilebaseSource {
-    const { definition, config, root } = context;
-    const source = definition.config.source;
-    const folder =
-      typeof source.path === 'string' && source.path !== ''
-        ? resolveInRoot(root, source.path, 'source.path', definition.id)
-        : path.join(config.streams.data_path, definition.id);
-    const format = typeof source.format === 'string' ? source.format : config.streams.default_format;
-    return new FilebaseSource(definition, context.logger, folder, format).loadAfter(context.after);
+  /** The application's roots, as the source was given them (a link out of them is not followed, issue #27). */
+  private get fileRoots(): FileRoots | undefined {
+    return this.host.files.roots;
+  }
+
+  /** Files above this size are reported and skipped (`streams.files.max_bytes`). */
+  private get maxBytes(): number {
+    return this.host.files.maxBytes;
   }
 
   /**
@@ -85,7 +110,7 @@ export class FilebaseSource extends MemorySource {
           if (!found.isSymbolicLink() || this.fileRoots?.check(this.folder + path.sep + found.name) === undefined) names.add(found.name);
         }
         if ((n & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
-          await this.nextSlice();
+          await this.host.nextSlice();
           slice = performance.now();
         }
       }
@@ -97,7 +122,7 @@ export class FilebaseSource extends MemorySource {
     return names;
   }
 
-  protected async loadAll(): Promise<Entry[]> {
+  async load(): Promise<Entry[]> {
     const wanted = await this.listEntryFiles();
     this.fileNames.clear();
     // Small files read synchronously in slices of LOAD_SLICE_MS, yielding between slices:
@@ -119,7 +144,7 @@ export class FilebaseSource extends MemorySource {
         loaded[index] = entry;
       } catch (failure) {
         // Named in /readyz, and its writes refused until it is fixed (its bytes are never rewritten).
-        this.markUnreadable(this.folder + path.sep + name, `skipping unreadable entry file (${reasonOf(failure)})`, failure, false);
+        this.host.unreadable.mark(this.folder + path.sep + name, `skipping unreadable entry file (${reasonOf(failure)})`, failure, false);
       }
     };
     await readFiles(
@@ -127,8 +152,8 @@ export class FilebaseSource extends MemorySource {
       wanted,
       visit,
       async () => {
-        this.progress(visited, wanted.length);
-        await this.nextSlice();
+        this.host.progress(visited, wanted.length);
+        await this.host.nextSlice();
       },
       LOAD_SLICE_MS,
       undefined,
@@ -136,7 +161,7 @@ export class FilebaseSource extends MemorySource {
     );
     misnamed.sort((x, y) => x - y);
     for (const index of misnamed) this.fileNames.set(keyId(loaded[index]![this.keyName]), wanted.nameAt(index));
-    this.progress(wanted.length, wanted.length);
+    this.host.progress(wanted.length, wanted.length);
     // Two files naming one key (`1.json` and `one.json` both with id 1): one is served, and a
     // write would go to one file while the next boot may read the other. Writes to such a key
     // are refused until an operator removes one of the files.
@@ -197,10 +222,10 @@ export class FilebaseSource extends MemorySource {
   private idOfFile(name: string): string | undefined {
     for (const [id, file] of this.fileNames) if (file === name) return id;
     const base = name.slice(0, name.lastIndexOf('.'));
-    return name === this.standardName(base) && !this.fileNames.has(base) && this.storedEntry(base) !== undefined ? base : undefined;
+    return name === this.standardName(base) && !this.fileNames.has(base) && this.host.stored(base) !== undefined ? base : undefined;
   }
 
-  protected override watchedFolders(): Array<[string, FolderListener]> {
+  watchedFolders(): Array<[string, FolderListener]> {
     return [[this.folder, (name) => this.queueChange(name)]];
   }
 
@@ -238,31 +263,22 @@ export class FilebaseSource extends MemorySource {
   /**
    * A key whose file cannot be read (not UTF-8, not parseable, over the size limit) since the
    * boot has no last good version to serve: its read answers 409 naming why, not a 404 that
-   * would tell the client the entry does not exist (issue #27). A miss goes the async way only
-   * while some file is unreadable, so GET one stays synchronous otherwise.
+   * would tell the client the entry does not exist (issue #27). The source asks only while
+   * some file is unreadable, so GET one stays synchronous otherwise.
    */
-  override peek(key: EntryKey): Entry | undefined | typeof NOT_AT_HAND {
-    const found = super.peek(key);
-    return found === undefined && this.unreadableCount > 0 ? NOT_AT_HAND : found;
-  }
-
-  override async get(key: EntryKey): Promise<Entry | undefined> {
-    const found = await super.get(key);
-    if (found === undefined && this.unreadableCount > 0) {
-      const reason = this.unreadableReason(path.join(this.folder, this.fileOf(keyId(key))));
-      if (reason !== undefined) throw new AppError(409, `The entry [${keyId(key)}] is not served: ${reason}. Fix its file on disk.`);
-    }
-    return found;
+  checkMiss(key: EntryKey): void {
+    const reason = this.host.unreadable.reasonOf(path.join(this.folder, this.fileOf(keyId(key))));
+    if (reason !== undefined) throw new AppError(409, `The entry [${keyId(key)}] is not served: ${reason}. Fix its file on disk.`);
   }
 
   /** Before a write of `key`: catch up with an edit of its file made on disk (one small read). */
   async refresh(key?: EntryKey): Promise<void> {
-    await this.open();
+    await this.host.open();
     if (key === undefined) return;
     const name = this.fileOf(keyId(key));
     await this.fileChanged(name);
     // The broken edit is never overwritten blind: the operator fixes (or removes) it first.
-    if (this.isUnreadable(path.join(this.folder, name))) {
+    if (this.host.unreadable.has(path.join(this.folder, name))) {
       throw new AppError(409, `The file of entry [${keyId(key)}] was edited on disk and cannot be read; fix it before writing.`);
     }
   }
@@ -275,7 +291,7 @@ export class FilebaseSource extends MemorySource {
    */
   private async fileChanged(name: string | undefined): Promise<void> {
     try {
-      await this.open();
+      await this.host.open();
     } catch {
       return; // Not loadable now: the next successful load reads every file anyway.
     }
@@ -288,26 +304,26 @@ export class FilebaseSource extends MemorySource {
     const first = await this.readEntryFile(name);
     const formerId = this.idOfFile(name);
     const nowId = first.entry === undefined ? undefined : keyId(first.entry[this.keyName]);
-    if (first.error !== undefined) return this.markUnreadable(file, first.error.reason, first.error.cause);
+    if (first.error !== undefined) return this.host.unreadable.mark(file, first.error.reason, first.error.cause);
     const changes: ExternalChange[] = [];
     for (const id of new Set([formerId, nowId])) {
       if (id === undefined) continue;
-      await this.underKeyLock(id, async () => {
+      await this.host.underKeyLock(id, async () => {
         const current = await this.readEntryFile(name);
-        if (current.error !== undefined) return this.markUnreadable(file, current.error.reason, current.error.cause);
-        this.markUnreadable(file, undefined);
+        if (current.error !== undefined) return this.host.unreadable.mark(file, current.error.reason, current.error.cause);
+        this.host.unreadable.mark(file, undefined);
         const holds = current.entry === undefined ? undefined : keyId(current.entry[this.keyName]);
         if (holds !== id) {
           // The file no longer holds this key (removed, or its key edited): the entry is gone
           // when this file was the one serving it.
           if (this.idOfFile(name) !== id) return;
           this.fileNames.delete(id);
-          const change = this.replaceStored(id, undefined);
+          const change = this.host.replace(id, undefined);
           if (change) changes.push(change);
           return;
         }
         const entry = current.entry!;
-        const served = this.storedEntry(id);
+        const served = this.host.stored(id);
         // This server's own write (or nothing new): the file holds exactly what is served.
         if (served !== undefined && this.fileOf(id) === name && this.codec.stringify(served) === current.text) return;
         if (served !== undefined && this.fileOf(id) !== name) {
@@ -320,12 +336,12 @@ export class FilebaseSource extends MemorySource {
         }
         if (name === this.standardName(id)) this.fileNames.delete(id);
         else this.fileNames.set(id, name);
-        const change = this.replaceStored(id, entry);
+        const change = this.host.replace(id, entry);
         if (change) changes.push(change);
       });
     }
     if (first.entry === undefined) this.duplicatesOf(name);
-    this.announce(changes);
+    this.host.announce(changes);
   }
 
   /** One entry file as it is now: its text and entry, nothing when missing, or why it cannot be read. */
@@ -376,13 +392,13 @@ export class FilebaseSource extends MemorySource {
     }
     const present = new Set<string>();
     for (let i = 0; i < listed.length; i++) present.add(listed.nameAt(i));
-    const gone = this.all()
+    const gone = this.host.all()
       .map((entry) => this.fileOf(keyId(entry[this.keyName])))
       .filter((name) => !present.has(name));
     await mapLimit([...present, ...gone], READ_CONCURRENCY, (name) => this.fileChanged(name));
   }
 
-  /** A key stored in several files cannot be written safely (see loadAll). */
+  /** A key stored in several files cannot be written safely (see load). */
   private assertSingleFile(id: string): void {
     const files = this.duplicates.get(id);
     if (files) throw new AppError(409, `Entry [${id}] is stored in several files (${files.join(', ')}): remove all but one before writing it.`);
@@ -394,7 +410,7 @@ export class FilebaseSource extends MemorySource {
     if (outside !== undefined) throw new AppError(409, `The entries folder of stream [${this.definition.id}] is not written: ${outside}.`);
   }
 
-  protected override originOf(entry: Entry): string {
+  originOf(entry: Entry): string {
     return path.join(this.folder, this.fileOf(keyId(entry[this.keyName])));
   }
 
@@ -402,24 +418,24 @@ export class FilebaseSource extends MemorySource {
     return this.fileNames.get(id) ?? this.standardName(id);
   }
 
-  protected override checkNewKey(id: string): void {
+  checkNewKey(id: string): void {
     assertFileKey(id);
   }
 
-  protected async persistPut(id: string, entry: Entry): Promise<void> {
+  async put(id: string, entry: Entry): Promise<void> {
     this.assertSingleFile(id);
     this.assertInRoots();
     await this.writer.write(this.fileOf(id), this.codec.stringify(entry));
   }
 
-  protected async persistDelete(id: string): Promise<void> {
+  async delete(id: string): Promise<void> {
     this.assertSingleFile(id);
     this.assertInRoots();
     await this.writer.remove(this.fileOf(id));
     this.fileNames.delete(id);
   }
 
-  protected async persistTruncate(all: Entry[]): Promise<void> {
+  async truncate(all: Entry[]): Promise<void> {
     await Promise.all(all.map((entry) => this.writer.remove(this.fileOf(String(entry[this.keyName])))));
     this.fileNames.clear();
   }

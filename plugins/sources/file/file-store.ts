@@ -1,9 +1,11 @@
 import path from 'node:path';
-import { AppError, type Logger } from '../../../kernel/index.js';
-import type { Entry, SourceCapabilities, SourceContext } from '../contracts.js';
-import { isEntryKey, type StreamDefinition } from '../../streams/index.js';
+import { AppError } from '../../../kernel/index.js';
+import type { Entry, SourceContext } from '../contracts.js';
+import { isEntryKey } from '../../streams/index.js';
+import type { StoreHost } from '../memory/entry-store.js';
+import { MemorySource } from '../memory-source.js';
 import { resolveInRoot } from '../paths.js';
-import { SingleFileSource } from '../single-file-source.js';
+import { SingleFileStore } from '../single-file-store.js';
 import { decodeCsv, encodeCsv } from './csv-codec.js';
 import { decodeJsonEntries, encodeJsonEntries, type JsonShape, type KeptItem } from './json-codec.js';
 import { keyId } from '../criteria/values.js';
@@ -13,36 +15,35 @@ import { keyId } from '../criteria/values.js';
  * `<data_path>/<id>.<format>`): `json` (a list, or an object keyed by key; the shape
  * found is kept on write) or `csv` (a header row; cells holding JSON are decoded).
  */
-export class FileSource extends SingleFileSource {
+export function createFileSource(context: SourceContext): MemorySource {
+  const { definition, config, root } = context;
+  const source = definition.config.source;
+  const given = typeof source.format === 'string' ? source.format : undefined;
+  const fromName = typeof source.file === 'string' ? path.extname(source.file).slice(1).toLowerCase() : undefined;
+  const format = given ?? (fromName === 'csv' ? 'csv' : 'json');
+  if (format !== 'json' && format !== 'csv') {
+    throw new AppError(500, `Stream [${definition.id}]: the file source reads json or csv, not "${format}".`);
+  }
+  const file =
+    typeof source.file === 'string' && source.file !== ''
+      ? resolveInRoot(root, source.file, 'source.file', definition.id)
+      : path.join(config.streams.data_path, `${definition.id}.${format}`);
+  return new MemorySource(definition, context.logger, (host) => new FileStore(host, file, format)).loadAfter(context.after);
+}
+
+/** The one file of a `file` stream, in json or csv. */
+export class FileStore extends SingleFileStore {
   readonly type = 'file';
-  readonly capabilities: SourceCapabilities = { inMemory: true, persistent: true };
   private shape: JsonShape = 'list';
   /** Items of the file that are not served entries (no key, not objects, duplicate keys): written back as they were. */
   private kept: KeptItem[] = [];
 
   constructor(
-    definition: StreamDefinition,
-    logger: Logger,
+    host: StoreHost,
     file: string,
     private readonly format: 'json' | 'csv',
   ) {
-    super(definition, logger, file);
-  }
-
-  static create(context: SourceContext): FileSource {
-    const { definition, config, root } = context;
-    const source = definition.config.source;
-    const given = typeof source.format === 'string' ? source.format : undefined;
-    const fromName = typeof source.file === 'string' ? path.extname(source.file).slice(1).toLowerCase() : undefined;
-    const format = given ?? (fromName === 'csv' ? 'csv' : 'json');
-    if (format !== 'json' && format !== 'csv') {
-      throw new AppError(500, `Stream [${definition.id}]: the file source reads json or csv, not "${format}".`);
-    }
-    const file =
-      typeof source.file === 'string' && source.file !== ''
-        ? resolveInRoot(root, source.file, 'source.file', definition.id)
-        : path.join(config.streams.data_path, `${definition.id}.${format}`);
-    return new FileSource(definition, context.logger, file, format).loadAfter(context.after);
+    super(host, file);
   }
 
   protected decode(text: string | undefined): Entry[] {
