@@ -28,6 +28,8 @@ export const accessPlugin = definePlugin(() => {
     name: 'access',
     settings: accessSettings,
     requires: ['api', 'streams', 'entries'],
+    provides: [],
+    uses: [API, STREAM_REGISTRY],
     register({ use, config, hooks, logger }) {
       const settings = config.access;
       const where = config.file ?? 'config';

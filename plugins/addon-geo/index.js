@@ -42,6 +42,9 @@ export default definePlugin({
   emits: { 'geo.rounded': 'after' },
   // Registries these plugins bind in their own `register` step, so they run first.
   requires: ['streams', 'fields', 'entries'],
+  // The services it uses (and provides: none), checked by the kernel before any `register`.
+  provides: [],
+  uses: [FIELDS, STREAM_REGISTRY, ENTRIES],
   // Everything here only registers: no files, no connections, so no `boot`/`shutdown`.
   register({ use, hooks, config }) {
     // Typed service references: `use` gives each service its type, no cast needed.

@@ -27,6 +27,8 @@ export const apiPlugin = definePlugin(() => {
     name: 'api',
     settings: apiSettings,
     requires: ['http', 'streams', 'entries', 'fields'],
+    provides: [API, API_MIDDLEWARE],
+    uses: [HTTP_SERVER, ENTRIES, STREAM_REGISTRY, FIELDS],
     register(context) {
       service = new DefaultApiService(context.config, context.container, context.logger, context.use(EXTENSIONS));
       context.provide(API, service);

@@ -16,6 +16,8 @@ export const controlPanelPlugin = definePlugin(() => ({
   name: 'control-panel',
   settings: controlPanelSettings,
   requires: ['http', 'api'],
+  provides: [],
+  uses: [HTTP_SERVER, API_MIDDLEWARE],
   boot({ config, use }) {
     const settings = config.control_panel;
     if (!settings.enabled) return;

@@ -24,6 +24,10 @@ export const metricsPlugin = definePlugin(() => {
     name: 'metrics',
     settings: metricsSettings,
     requires: ['http', 'api', 'streams', 'sources'],
+    provides: [METRICS],
+    // REALTIME is looked up with `find` when scraped, not declared: a declared use must have a
+    // provider, and the realtime plugin may be left out (the kernel has no optional `uses`).
+    uses: [STREAM_REGISTRY, SOURCES, HTTP_SERVER, API],
     register({ provide, use, find, config, hooks, logger }) {
       const settings = config.metrics;
       registry = new Registry();

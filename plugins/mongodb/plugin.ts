@@ -48,6 +48,11 @@ export const mongodbPlugin = definePlugin<MongoPluginOptions>(() => {
     name: 'mongodb',
     settings: mongodbSettings,
     requires: ['streams', 'fields', 'sources'],
+    provides: [MONGODB, MONGODB_CHANGES],
+    // MONGODB_DRIVER (a stand-in, tests) and HTTP_SERVER (for readiness) are looked up with
+    // `find`, not declared: a declared use must have a provider, and both may be absent (the
+    // kernel has no optional `uses`).
+    uses: [SOURCES, STREAM_REGISTRY],
     optionsSchema,
     register({ provide, use, find, config, logger, options }) {
       connections = new MongoConnections(config.mongodb, logger, {

@@ -18,6 +18,8 @@ import { buildDocument, type CallerView, type InterfaceView } from './document.j
 export const openapiPlugin = definePlugin({
   name: 'openapi',
   requires: ['api', 'streams', 'fields'],
+  provides: [],
+  uses: [API, STREAM_REGISTRY, FIELDS, HTTP_SERVER],
   register({ use, config, hooks }) {
     const api = use(API);
     const registry = use(STREAM_REGISTRY);

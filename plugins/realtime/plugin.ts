@@ -43,6 +43,10 @@ export const realtimePlugin = definePlugin(() => {
     name: 'realtime',
     settings: realtimeSettings,
     requires: ['api', 'entries', 'streams', 'http'],
+    provides: [REALTIME],
+    // MONGODB_CHANGES is looked up with `find`, not declared: a declared use must have a
+    // provider, and the mongodb plugin is optional (the kernel has no optional `uses`).
+    uses: [STREAM_REGISTRY, API, ENTRIES, HTTP_SERVER],
     register({ provide, use, find, config, hooks, logger }) {
       const settings = config.realtime;
       const folder = path.join(config.streams.data_path, '.realtime');

@@ -14,6 +14,8 @@ export const streamRoutesPlugin = definePlugin(() => {
   return {
     name: 'stream-routes',
     requires: ['streams', 'fields', 'entries', 'http', 'api'],
+    provides: [STREAM_ROUTES],
+    uses: [STREAM_REGISTRY, API, API_MIDDLEWARE, HTTP_SERVER, ENTRIES, FIELDS],
     register({ provide, use, hooks, config }) {
       service.ledger = use(EXTENSIONS);
       provide(STREAM_ROUTES, service);

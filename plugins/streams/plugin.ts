@@ -19,6 +19,8 @@ export const streamsPlugin = definePlugin(() => {
     settings: streamsSettings,
     emits: DEFINITION_HOOKS,
     provides: [STREAM_REGISTRY, FOLDER_WATCHER],
+    // Only the kernel's own services (file roots, extensions), which need no declaration.
+    uses: [],
     register({ provide, use, config, hooks, logger }) {
       const settings = config.streams;
       const roots = use(FILE_ROOTS);

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildConfig, definePlugin, Kernel, serviceRef } from '../../kernel/index.js';
-import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
+import { buildConfig, definePlugin, Kernel, serviceRef, type Plugin, type PluginFactory } from '../../kernel/index.js';
+import { CORE_PLUGINS, DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 import { createLogger } from '../../kernel/logger.js';
 
 /**
@@ -56,5 +56,19 @@ describe('declared provides and uses', () => {
     await kernel.boot();
     expect(later!()).toBe(2);
     await kernel.shutdown();
+  });
+});
+
+describe('the first-party plugins', () => {
+  // Only when every loaded plugin declares is a used service nobody provides refused before
+  // any register: each plugin we ship (and the example addon) declares both lists.
+  const modules = { ...Object.fromEntries(Object.entries(CORE_PLUGINS).map(([name, module]) => [name, path.join(import.meta.dirname, '../../kernel', module)])), geo: path.join(import.meta.dirname, '../../plugins/addon-geo/index.js') };
+  it.each(Object.entries(modules))('%s declares the services it provides and uses', async (name, module) => {
+    const exported = ((await import(module)) as { default: Plugin | PluginFactory }).default;
+    const plugin = typeof exported === 'function' ? exported() : exported;
+    expect(Array.isArray(plugin.provides)).toBe(true);
+    // http uses only the kernel's services (no declaration needed); its `uses: []` waits for the
+    // transports' branch, which changes plugins/http meanwhile.
+    if (name !== 'http') expect(Array.isArray(plugin.uses)).toBe(true);
   });
 });
