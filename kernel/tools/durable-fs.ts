@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { close, fdatasync, fstat, open as openFd, rename as renameFd, renameSync, write as writeFd } from 'node:fs';
-import { mkdir, open, unlink } from 'node:fs/promises';
+import { close, closeSync, fdatasync, fstat, fstatSync, fsync, open as openFd, openSync, rename as renameFd, renameSync, write as writeFd, writeSync } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { storageHealthOf } from './storage-health.js';
 
@@ -11,13 +11,13 @@ import { storageHealthOf } from './storage-health.js';
  * A crash at any point leaves either the old file or the new one, never half of one.
  */
 
-/** Make a folder's entries (renames, unlinks) durable. */
+/** Make a folder's entries (renames, unlinks) durable (opened and closed on the loop: see SYNC_WRITE_BYTES). */
 export async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+  const fd = openSync(dir, 'r');
   try {
-    await handle.sync();
+    await syncAll(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -85,8 +85,16 @@ export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): b
 const TEMP_PREFIX = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;
 let tempCounter = 0;
 
-// The callback API on raw descriptors: a durable write is 6 system calls, and each through
-// fs/promises' FileHandle cost a wrapper object and a promise more (issue #33, writes per second).
+/**
+ * Small writes (most entry files) make their metadata calls (open, write, fstat, close,
+ * rename) synchronously: each is microseconds on a local file system, where a round trip
+ * through the thread pool costs the event loop more than the call itself, and on the one core
+ * a server is often given both compete (issue #33: a durable write went from 8 pool round
+ * trips to 1). Only the flush, which waits for the disk, goes to the pool. Larger writes keep
+ * every call off the loop.
+ */
+const SYNC_WRITE_BYTES = 64 * 1024;
+
 const openW = (file: string): Promise<number> => new Promise((resolve, reject) => openFd(file, 'w', 0o644, (error, fd) => (error ? reject(error) : resolve(fd))));
 const writeAll = (fd: number, data: Uint8Array): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -99,32 +107,54 @@ const writeAll = (fd: number, data: Uint8Array): Promise<void> =>
     next(0);
   });
 const syncData = (fd: number): Promise<void> => new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+const syncAll = (fd: number): Promise<void> => new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 const stampOf = (fd: number): Promise<FileStamp> =>
   new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }))));
 const closeFd = (fd: number): Promise<void> => new Promise((resolve, reject) => close(fd, (error) => (error ? reject(error) : resolve())));
 const renameTo = (from: string, to: string): Promise<void> => new Promise((resolve, reject) => renameFd(from, to, (error) => (error ? reject(error) : resolve())));
 
-async function writeAtomic(file: string, data: string | Uint8Array, { unchanged, written }: ReplaceOptions): Promise<boolean> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${TEMP_PREFIX}${(++tempCounter).toString(36)}.tmp`);
-  const fd = await openW(temp);
+/** The new file, complete and flushed under its temp name: its descriptor is closed, its stamp told. */
+async function writeTemp(temp: string, bytes: Uint8Array, written: ReplaceOptions['written']): Promise<void> {
+  const small = bytes.byteLength <= SYNC_WRITE_BYTES;
+  const fd = small ? openSync(temp, 'w', 0o644) : await openW(temp);
   try {
-    await writeAll(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    if (small) {
+      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+    } else {
+      await writeAll(fd, bytes);
+    }
     // fdatasync: the bytes and what is needed to read them back (the size); the name is made
     // durable by the folder's fsync after the rename.
     await syncData(fd);
-    if (written !== undefined) written(await stampOf(fd));
+    if (written !== undefined) {
+      const st = small ? fstatSync(fd) : await stampOf(fd);
+      written({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+    }
   } catch (error) {
-    await closeFd(fd).catch(() => undefined);
+    try {
+      closeSync(fd);
+    } catch {
+      // The write's own error is the one to report.
+    }
     await unlink(temp).catch(() => undefined);
     throw error;
   }
-  await closeFd(fd);
+  if (small) closeSync(fd);
+  else await closeFd(fd);
+}
+
+async function writeAtomic(file: string, data: string | Uint8Array, { unchanged, written }: ReplaceOptions): Promise<boolean> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${TEMP_PREFIX}${(++tempCounter).toString(36)}.tmp`);
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  await writeTemp(temp, bytes, written);
   try {
     if (unchanged !== undefined) {
       if (!unchanged()) {
         await unlink(temp).catch(() => undefined);
         return false;
       }
+      renameSync(temp, file);
+    } else if (bytes.byteLength <= SYNC_WRITE_BYTES) {
       renameSync(temp, file);
     } else {
       await renameTo(temp, file);

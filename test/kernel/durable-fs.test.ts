@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 /** Folders opened read-only are the ones fsynced (durable-fs opens a folder only to sync it). */
 const synced: string[] = [];
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs/promises')>();
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>();
   return {
     ...real,
-    open: async (file: string, flags: string, mode?: number) => {
+    openSync: (file: string, flags: string, mode?: number) => {
       if (flags === 'r') synced.push(file);
-      return real.open(file, flags, mode);
+      return real.openSync(file, flags, mode);
     },
   };
 });

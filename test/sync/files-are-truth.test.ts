@@ -122,6 +122,21 @@ describe('nothing outside the root (item 3)', () => {
 });
 
 describe('bytes kept (item 4)', () => {
+  it('filebase: an edit in place of a file the server just wrote (same inode, same size) is taken in before the next write', async () => {
+    // The store skips reading a file whose stamp (inode, size, mtime) is the one it wrote (issue #33):
+    // an editor that rewrites the file in place keeps the inode and here the size, but not the mtime.
+    app = await startApp({ streams: { things: { fields: { ...fields, size: 'integer' } } }, data: { things: [{ id: 1, name: 'aaaa', size: 1 }] } });
+    const file = path.join(app.root, 'streams/data/things/1.json');
+    expect((await app.request('PATCH', '/api/streams/things/entries/1', { name: 'bbbb' })).status).toBe(200);
+    const written = readFileSync(file, 'utf8');
+    expect(written).toContain('"bbbb"');
+    writeFileSync(file, written.replace('"bbbb"', '"cccc"')); // truncate and write: same inode
+    const patched = await app.request('PATCH', '/api/streams/things/entries/1', { size: 2 });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data).toMatchObject({ id: 1, name: 'cccc', size: 2 });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ name: 'cccc', size: 2 });
+  });
+
   it('filebase: an entry file that is not UTF-8 is named in /readyz, a PATCH answers 409 and its bytes survive', async () => {
     app = await startApp({ streams: { things: { fields } }, data: { things: [{ id: 2, name: 'two' }] } });
     const file = path.join(app.root, 'streams/data/things/1.json');

@@ -1,7 +1,7 @@
-import { opendirSync, type Dir } from 'node:fs';
+import { opendirSync, statSync, type Dir } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, inBackground, isTempFile, readTextFile, UnreadableTextError, type FileRoots, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, inBackground, isTempFile, readTextFile, sameStamp, UnreadableTextError, type FileRoots, type FileStamp, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
@@ -17,6 +17,8 @@ import { readFiles } from './parallel-read.js';
 
 /** Files re-read at once by a rescan of the folder (bounded: descriptors). */
 const READ_CONCURRENCY = 64;
+/** Stamps kept of files this store wrote or read since boot (the oldest go first; a file without one is read). */
+const MAX_STAMPS = 65_536;
 
 /**
  * `filebase`: one file per entry, `<folder>/<key>.<ext>` (`config.source.path`, default
@@ -51,6 +53,15 @@ export class FilebaseStore implements EntryStore {
   private readonly fileNames = new Map<string, string>();
   /** Keys found in more than one file at load, with those files. */
   private readonly duplicates = new Map<string, string[]>();
+  /**
+   * Per file name, its stamp when this store last wrote it or read what it serves from it:
+   * a file whose stamp is unchanged holds what is served, so the check before each write and
+   * the disk event of the store's own write cost one stat instead of two reads (issue #33:
+   * those reads were most of a durable PATCH's work).
+   */
+  private readonly stamps = new Map<string, FileStamp>();
+  /** Writes in flight, by file name: a disk event of one waits for it (its stamp comes with it). */
+  private readonly writing = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly host: StoreHost,
@@ -298,6 +309,13 @@ export class FilebaseStore implements EntryStore {
     if (name === undefined) return this.rescan();
     if (!this.isEntryFile(name)) return;
     const file = path.join(this.folder, name);
+    // The event of this store's own rename may come before the write is acknowledged.
+    await this.writing.get(name);
+    const now = stampOf(file);
+    if (sameStamp(this.stamps.get(name), now ?? undefined)) return;
+    // No such file, and none served from it (a create's check): nothing to do but forget it as a
+    // second file of a key.
+    if (now === null && this.idOfFile(name) === undefined) return this.duplicatesOf(name);
     // Which keys this file concerns: the one it held, and the one it holds now. Each is then
     // handled under its key's write lock, reading the file again there: an API write or delete
     // of that key that ran meanwhile is never undone by a read made before it.
@@ -309,9 +327,12 @@ export class FilebaseStore implements EntryStore {
     for (const id of new Set([formerId, nowId])) {
       if (id === undefined) continue;
       await this.host.underKeyLock(id, async () => {
+        // Taken before the read: an edit between the two only makes the next check read again.
+        const stamp = stampOf(file);
         const current = await this.readEntryFile(name);
         if (current.error !== undefined) return this.host.unreadable.mark(file, current.error.reason, current.error.cause);
         this.host.unreadable.mark(file, undefined);
+        if (stamp && current.entry !== undefined) this.stamp(name, stamp);
         const holds = current.entry === undefined ? undefined : keyId(current.entry[this.keyName]);
         if (holds !== id) {
           // The file no longer holds this key (removed, or its key edited): the entry is gone
@@ -425,19 +446,50 @@ export class FilebaseStore implements EntryStore {
   async put(id: string, entry: Entry): Promise<void> {
     this.assertSingleFile(id);
     this.assertInRoots();
-    await this.writer.write(this.fileOf(id), this.codec.stringify(entry));
+    const name = this.fileOf(id);
+    this.stamps.delete(name);
+    const written = this.writer.write(name, this.codec.stringify(entry));
+    this.writing.set(name, written.catch(() => undefined));
+    try {
+      this.stamp(name, await written);
+    } finally {
+      this.writing.delete(name);
+    }
   }
 
   async delete(id: string): Promise<void> {
     this.assertSingleFile(id);
     this.assertInRoots();
-    await this.writer.remove(this.fileOf(id));
+    const name = this.fileOf(id);
+    this.stamps.delete(name);
+    await this.writer.remove(name);
     this.fileNames.delete(id);
   }
 
   async truncate(all: Entry[]): Promise<void> {
+    this.stamps.clear();
     await Promise.all(all.map((entry) => this.writer.remove(this.fileOf(String(entry[this.keyName])))));
     this.fileNames.clear();
+  }
+
+  private stamp(name: string, stamp: FileStamp): void {
+    this.stamps.delete(name);
+    this.stamps.set(name, stamp);
+    if (this.stamps.size > MAX_STAMPS) this.stamps.delete(this.stamps.keys().next().value!);
+  }
+}
+
+/**
+ * A file's stamp now; null when there is no such file, undefined when it cannot be told (then
+ * it is read to find out). A stat on the loop: microseconds, where a thread-pool round trip
+ * cost more (and a missing file no exception).
+ */
+function stampOf(file: string): FileStamp | null | undefined {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st === undefined ? null : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return undefined;
   }
 }
 
