@@ -86,11 +86,13 @@ const TEMP_PREFIX = `${process.pid.toString(36)}${randomBytes(3).toString('hex')
 let tempCounter = 0;
 
 /**
- * Small writes (most entry files) make their metadata calls (open, write, fstat, close,
- * rename) synchronously: each is microseconds on a local file system, where a round trip
- * through the thread pool costs the event loop more than the call itself, and on the one core
- * a server is often given both compete (issue #33: a durable write went from 8 pool round
- * trips to 1). Only the flush, which waits for the disk, goes to the pool. Larger writes keep
+ * Small writes (most entry files) write their bytes, read their stamp and close on the loop:
+ * each is microseconds (the page cache, the inode in memory), where a round trip through the
+ * thread pool costs the event loop more than the call itself, and on the one core a server is
+ * often given both compete (issue #33). Calls that change the folder (open creating the temp
+ * file, rename) and the flushes stay in the pool: on ext4 they wait for a journal commit in
+ * progress, and a rename over an existing file also for the old file's release (measured: a
+ * synchronous rename was a third of a durable PATCH's time on the loop). Larger writes keep
  * every call off the loop.
  */
 const SYNC_WRITE_BYTES = 64 * 1024;
@@ -116,7 +118,7 @@ const renameTo = (from: string, to: string): Promise<void> => new Promise((resol
 /** The new file, complete and flushed under its temp name: its descriptor is closed, its stamp told. */
 async function writeTemp(temp: string, bytes: Uint8Array, written: ReplaceOptions['written']): Promise<void> {
   const small = bytes.byteLength <= SYNC_WRITE_BYTES;
-  const fd = small ? openSync(temp, 'w', 0o644) : await openW(temp);
+  const fd = await openW(temp);
   try {
     if (small) {
       for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
@@ -153,8 +155,6 @@ async function writeAtomic(file: string, data: string | Uint8Array, { unchanged,
         await unlink(temp).catch(() => undefined);
         return false;
       }
-      renameSync(temp, file);
-    } else if (bytes.byteLength <= SYNC_WRITE_BYTES) {
       renameSync(temp, file);
     } else {
       await renameTo(temp, file);
