@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { close, closeSync, fdatasync, fstat, fstatSync, fsync, open as openFd, openSync, rename as renameFd, renameSync, write as writeFd, writeSync } from 'node:fs';
+import { close, closeSync, fdatasync, fstat, fstatSync, fsync, open as openFd, rename as renameFd, renameSync, write as writeFd, writeSync } from 'node:fs';
 import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { storageHealthOf } from './storage-health.js';
@@ -11,9 +11,12 @@ import { storageHealthOf } from './storage-health.js';
  * A crash at any point leaves either the old file or the new one, never half of one.
  */
 
-/** Make a folder's entries (renames, unlinks) durable (opened and closed on the loop: see SYNC_WRITE_BYTES). */
+/**
+ * Make a folder's entries (renames, unlinks) durable. Opened in the thread pool: the open's
+ * lookup waits while a rename in that folder holds it, which is most of the time under load.
+ */
 export async function fsyncDir(dir: string): Promise<void> {
-  const fd = openSync(dir, 'r');
+  const fd = await openRead(dir);
   try {
     await syncAll(fd);
   } finally {
@@ -97,6 +100,7 @@ let tempCounter = 0;
  */
 const SYNC_WRITE_BYTES = 64 * 1024;
 
+const openRead = (file: string): Promise<number> => new Promise((resolve, reject) => openFd(file, 'r', (error, fd) => (error ? reject(error) : resolve(fd))));
 const openW = (file: string): Promise<number> => new Promise((resolve, reject) => openFd(file, 'w', 0o644, (error, fd) => (error ? reject(error) : resolve(fd))));
 const writeAll = (fd: number, data: Uint8Array): Promise<void> =>
   new Promise((resolve, reject) => {

@@ -9,9 +9,9 @@ vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
   return {
     ...real,
-    openSync: (file: string, flags: string, mode?: number) => {
+    open: (file: string, flags: string, ...rest: unknown[]) => {
       if (flags === 'r') synced.push(file);
-      return real.openSync(file, flags, mode);
+      return (real.open as (...args: unknown[]) => void)(file, flags, ...rest);
     },
   };
 });
