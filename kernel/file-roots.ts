@@ -84,7 +84,9 @@ export function isInsideFolder(root: string, target: string): boolean {
 /** The real path of `file`; for a path that does not exist (yet), its nearest existing folder's, joined with the rest. */
 function realOf(file: string): string {
   try {
-    return realpathSync(file);
+    // libc's realpath (one call) rather than node's JS walk (an lstat per path component from
+    // JavaScript): every durable write checks its folder (issue #33).
+    return realpathSync.native(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;

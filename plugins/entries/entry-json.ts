@@ -21,6 +21,15 @@ export class EntryJson {
     this.narrowJson = new ByteBudgetMap(Math.floor(budgetBytes / 4), { name: 'entry_json_narrowed' });
   }
 
+  /** Bytes and texts kept now of the full forms (tests; the metrics read the maps by name). */
+  get bytes(): number {
+    return this.json.bytes;
+  }
+
+  get size(): number {
+    return this.json.size;
+  }
+
   /** The entry's API form as JSON text, without the `hidden` fields when there are any. */
   of(stream: StreamDefinition, entry: EntryAttributes, hidden?: ReadonlySet<string>): string {
     if (hidden !== undefined && hidden.size > 0) return this.narrowed(stream, entry, hidden);
