@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { runToExit, startServer } from '../helpers/server-process.js';
+import { topLevelKeys } from '../helpers/json-keys.js';
 
 /** Issue #20 items 6 and 7: definitions checked consistently; operators get clear lines. */
 
@@ -25,23 +26,6 @@ async function appWith(name: string, streams: Record<string, unknown>, files: Re
   }
   await writeFile(path.join(dir, 'app.json'), '{}');
   return path.join(dir, 'app.json');
-}
-
-/** Top-level keys of one JSON line, in order, duplicates kept (JSON.parse would hide them). */
-function topLevelKeys(line: string): string[] {
-  const keys: string[] = [];
-  let depth = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (line[j] !== '"') j += line[j] === '\\' ? 2 : 1;
-      if (depth === 1 && line[j + 1] === ':') keys.push(line.slice(i + 1, j));
-      i = j;
-    } else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
-  }
-  return keys;
 }
 
 describe('definitions checked consistently', () => {

@@ -12,27 +12,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
+import { topLevelKeys } from '../helpers/json-keys.js';
 
 // Working copies of the embedded app (--data): the checkout itself is never written.
 const work = mkdtempSync(path.join(tmpdir(), 'streams-logs-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** The keys of a JSON object's top level, in order, repeats included (JSON.parse would hide them). */
-function topLevelKeys(line: string): string[] {
-  const keys: string[] = [];
-  let depth = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (c === '"') {
-      let end = i + 1;
-      while (line[end] !== '"') end += line[end] === '\\' ? 2 : 1;
-      if (depth === 1 && line[end + 1] === ':') keys.push(line.slice(i + 1, end));
-      i = end;
-    } else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
-  }
-  return keys;
-}
 
 describe('log lines', () => {
   it('on a pipe: JSON lines, none repeating a key, one listening line that is the banner', async () => {

@@ -9,7 +9,6 @@
  * stand-in's switches (the oplog rolled over, round trips counted) run on the stand-in only.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server, type ServerResponse } from 'node:http';
 import { MongoClient } from 'mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MONGODB_CHANGES } from '../../plugins/mongodb/index.js';
@@ -17,7 +16,7 @@ import { REALTIME } from '../../plugins/realtime/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { ON_WIRE, WireServer } from '../wire/server.js';
-import { cleanups, listen, runCleanups, socket, until } from './clients.js';
+import { cleanups, listen, runCleanups, socket, until, webhookReceiver } from './clients.js';
 import { films } from './films-app.js';
 
 afterEach(runCleanups);
@@ -189,39 +188,13 @@ describe('realtime across nodes (database streams): the stand-in\'s switches', (
   });
 });
 
-interface Received {
-  id: string;
-  body: string;
-  answered: boolean;
-}
-
 /** A receiver that holds the first delivery it gets (never answers it; `hold` false: it does) and answers 200 to the rest. */
-async function holdingReceiver(hold = true): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const held: ServerResponse[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const one = { id: String(req.headers['streams-delivery']), body, answered: false };
-      received.push(one);
-      if (hold && received.length === 1) {
-        held.push(res);
-        return;
-      }
-      one.answered = true;
-      res.writeHead(200).end();
-    });
+function holdingReceiver(hold = true): ReturnType<typeof webhookReceiver> {
+  return webhookReceiver((n, res, one) => {
+    if (hold && n === 1) return; // held: never answered (the connection closes at cleanup)
+    one.answered = true;
+    res.writeHead(200).end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  cleanups.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received };
 }
 
 describe('webhooks of a database stream across nodes', () => {

@@ -3,6 +3,7 @@
  * (what browsers' EventSource does) and the `ws` package. Each registers its own teardown in
  * `cleanups`, which the suite runs after each test (`afterEach(runCleanups)`).
  */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
 
@@ -53,4 +54,35 @@ export async function socket(url: string, headers?: Record<string, string>): Pro
     ws.once('error', reject);
   });
   return { ws, messages };
+}
+
+/** One delivery a webhook receiver got (`answered`: set by an `answer` that replied). */
+export interface Received {
+  id: string;
+  signature: string;
+  body: string;
+  answered: boolean;
+}
+
+/** A webhook receiver on 127.0.0.1: `answer` decides each reply (it may hold the response). */
+export async function webhookReceiver(answer: (n: number, res: ServerResponse, received: Received) => void): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const one = { id: String(req.headers['streams-delivery']), signature: String(req.headers['streams-signature']), body, answered: false };
+      received.push(one);
+      answer(received.length, res, one);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received };
 }

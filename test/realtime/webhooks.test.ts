@@ -1,6 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import os from 'node:os';
@@ -9,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER } from '../../plugins/http/index.js';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../plugins/realtime/webhooks.js';
-import { cleanups, runCleanups, until } from './clients.js';
+import { cleanups, runCleanups, until, webhookReceiver as receiver } from './clients.js';
 import { eventually } from '../helpers/eventually.js';
 import { boot, films } from './films-app.js';
 
@@ -20,35 +19,6 @@ import { boot, films } from './films-app.js';
  * endpoint; and the signature check printed in docs/realtime.md, run as written.
  */
 afterEach(runCleanups);
-
-interface Received {
-  id: string;
-  signature: string;
-  body: string;
-}
-
-/** A webhook receiver on 127.0.0.1: `answer` decides each reply (it may hold the response). */
-async function receiver(answer: (n: number, res: ServerResponse, received: Received) => void): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const one = { id: String(req.headers['streams-delivery']), signature: String(req.headers['streams-signature']), body };
-      received.push(one);
-      answer(received.length, res, one);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  cleanups.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received };
-}
 
 describe('webhooks', () => {
   it('a webhook that fails twice, then accepts, gets exactly one signed delivery id, retried', async () => {
