@@ -43,15 +43,25 @@ export class Admission {
     return user !== undefined && user !== null && user.id !== undefined && user.id !== null ? `u:${String(user.id)}` : `ip:${ip}`;
   }
 
+  /**
+   * Throw the 429/503 AppError that would refuse a slot now, taking nothing: a reply can then
+   * answer with its status before it commits to a stream (which takes the slot once it opens).
+   */
+  check(kind: Held, client: string, weight = 0): void {
+    const [perClient, total] = this.limitsOf(kind);
+    const mine = this.perClient.get(`${kind} ${client}`) ?? 0;
+    const all = this.totals.get(kind) ?? 0;
+    if (mine >= perClient) throw refused(429, `Too many ${NAMES[kind]} from this client: at most ${perClient}.`);
+    if (all >= total || this.bytes + SLOT_COST + weight > this.limits.registry_bytes) throw refused(503, `This server holds as many ${NAMES[kind]} as it can take: try again later.`);
+  }
+
   /** Take a slot, or throw the 429/503 AppError that refuses it. `weight`: the slot's own bytes (its filter). */
   take(kind: Held, client: string, weight = 0): () => void {
-    const [perClient, total] = this.limitsOf(kind);
+    this.check(kind, client, weight);
     const key = `${kind} ${client}`;
     const mine = this.perClient.get(key) ?? 0;
     const all = this.totals.get(kind) ?? 0;
     const cost = SLOT_COST + weight;
-    if (mine >= perClient) throw refused(429, `Too many ${NAMES[kind]} from this client: at most ${perClient}.`);
-    if (all >= total || this.bytes + cost > this.limits.registry_bytes) throw refused(503, `This server holds as many ${NAMES[kind]} as it can take: try again later.`);
     this.perClient.set(key, mine + 1);
     this.totals.set(kind, all + 1);
     this.bytes += cost;

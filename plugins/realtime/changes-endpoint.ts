@@ -113,7 +113,7 @@ async function eventStream(deps: ChangesDeps, request: ApiRequest, subscription:
   await remote?.close();
   const { after, filter } = remote !== undefined ? { after: 0, filter: subscription.filter } : resumeAt(feed, subscription.stream, subscription.since, subscription.filter, 'head');
   const client = Admission.clientOf(request.locals, request.ip);
-  deps.admission.take('sse', client, filter.key.length)();
+  deps.admission.check('sse', client, filter.key.length);
   const requestId = request.id;
   return {
     status: 200,
