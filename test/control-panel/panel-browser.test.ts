@@ -248,6 +248,8 @@ describe.skipIf(!available)('the control panel with access rules', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Books: definition' }).waitFor();
     await page.getByLabel('Definition JSON').waitFor();
+    // Once the page knows (its OpenAPI probe answered), not before: a count taken earlier proves nothing.
+    await page.locator('section[data-may-edit="false"]').waitFor();
     expect(await page.getByRole('button', { name: 'Edit definition' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Entries' }).click();
     await page.getByText('12 entries', { exact: true }).waitFor();

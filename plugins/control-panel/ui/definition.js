@@ -17,9 +17,12 @@ export function DefinitionView({ stream, onSaved }) {
   const [status, setStatus] = useState('');
   // Offered only to callers the server lets change definitions: its OpenAPI document, made per
   // caller, has the PUT of a definition only for them (the server checks again on save).
-  const [mayEdit, setMayEdit] = useState(false);
+  // null until the document answered: the section says which (`data-may-edit`), so a reader of
+  // the page (a test, an assistive script) can tell "not offered" from "not known yet".
+  const [mayEdit, setMayEdit] = useState(/** @type {boolean | null} */ (null));
   useEffect(() => {
     let live = true;
+    setMayEdit(null);
     fetch(`${CONFIG.api}/openapi.json`, { headers: headers(), cache: 'no-store' })
       .then((r) => (r.ok ? r.json() : null))
       .then((doc) => live && setMayEdit(Boolean(doc?.paths?.[`${CONFIG.api}/streams/{stream}`]?.put)))
@@ -58,7 +61,7 @@ export function DefinitionView({ stream, onSaved }) {
       setProblems(errors.map((x) => ({ path: String(x.meta?.field ?? x.meta?.path ?? ''), message: x.message })));
     }
   };
-  return html`<section aria-labelledby="definition-title">
+  return html`<section aria-labelledby="definition-title" data-may-edit=${mayEdit === null ? 'pending' : String(mayEdit)}>
     <div class="toolbar">
       <h2 id="definition-title">${stream.name}: definition</h2>
       ${!editing && mayEdit && html`<button type="button" class="secondary" onClick=${() => setEditing(true)}>Edit definition</button>`}
