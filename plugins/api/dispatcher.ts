@@ -4,6 +4,7 @@ import type { InterfaceConfig } from './settings.js';
 import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
 import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
+import { runChain } from './middleware-chain.js';
 import type { EndpointHandler } from './endpoints/context.js';
 import type { ThrottleMiddleware } from './middleware/throttle.js';
 import { ENDPOINT_ROUTES } from './routes.js';
@@ -61,17 +62,6 @@ class RouteInfo implements ApiRouteInfo {
   }
 }
 
-/** Run `chain[index..]` then `last`. */
-function run(chain: Middleware[], index: number, request: ApiRequest, last: () => Promise<HttpReply>): Promise<HttpReply> {
-  if (index === chain.length) return last();
-  try {
-    // The last middleware's next() is `last` itself: one function fewer per request.
-    const next = index + 1 === chain.length ? last : () => run(chain, index + 1, request, last);
-    return Promise.resolve(chain[index]!(request, next));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
 
 /**
  * One interface: its prefix route on the transport, its endpoints, and the middleware
@@ -173,7 +163,7 @@ export class InterfaceDispatcher {
     try {
       // An address that spent its window is refused before any middleware (auth) runs.
       for (const throttle of throttles) throttle.refuseEarly(request);
-      started = run(chain, 0, request, last);
+      started = runChain(chain, 0, request, last);
     } catch (error) {
       started = Promise.reject(error);
     }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { definePlugin } from '../../kernel/index.js';
-import { API_MIDDLEWARE, type ApiRequest, type Middleware } from '../api/index.js';
+import { API_MIDDLEWARE, runMiddleware, type Middleware } from '../api/index.js';
 import { HTTP_SERVER, type HttpReply, type HttpRequest } from '../http/index.js';
 import { loadAssets, page, type Asset } from './assets.js';
 import { controlPanelSettings } from './settings.js';
@@ -38,10 +38,7 @@ export const controlPanelPlugin = definePlugin(() => ({
     const handler = (request: HttpRequest): HttpReply | Promise<HttpReply> => {
       if (chain.length === 0) return serve(request);
       const api = { interface: 'control-panel', prefix: base, endpoint: 'control-panel.page', resource: null, write: false, allow: ['GET', 'HEAD'], relativePath: request.path.slice(1), resources: [] as const };
-      const apiRequest = Object.assign(Object.create(request) as HttpRequest, { api }) as ApiRequest;
-      let at = 0;
-      const next = async (): Promise<HttpReply> => (at < chain.length ? chain[at++]!(apiRequest, next) : serve(request));
-      return next();
+      return runMiddleware(request, api, chain, () => serve(request));
     };
     server.route('GET', base, handler);
     server.route('GET', `${base}/*`, handler);

@@ -1,5 +1,5 @@
 import { type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
-import { accessOf, definitionForCaller, readScopeOf, type ApiRequest, type Middleware, type MiddlewareRegistry } from '../api/index.js';
+import { accessOf, definitionForCaller, readScopeOf, runMiddleware, type Middleware, type MiddlewareRegistry } from '../api/index.js';
 import type { EntriesService } from '../entries/index.js';
 import type { EntryAttributes, FieldsService } from '../fields/index.js';
 import type { HttpReply, HttpRequest, HttpServer } from '../http/index.js';
@@ -116,16 +116,7 @@ export class StreamRoutesService implements StreamRoutes {
       interface: 'routes', prefix: '', endpoint: null, resource: null,
       write: !['GET', 'HEAD', 'OPTIONS'].includes(request.method), allow: [], relativePath: request.path.slice(1), resources: [] as const,
     };
-    // Made on the request itself before the view is derived from it: locals are created on first
-    // use, and made through the view they would be its own, unseen by the handler (the caller, #28).
-    void request.locals;
-    const apiRequest = Object.assign(Object.create(request) as HttpRequest, { api }) as ApiRequest;
-    let index = 0;
-    const next = async (): Promise<HttpReply> => {
-      const middleware = mounted.chain[index++];
-      return middleware ? middleware(apiRequest, next) : this.serve(definition, route, params, request);
-    };
-    return next();
+    return runMiddleware(request, api, mounted.chain, () => this.serve(definition, route, params, request));
   }
 
   private async serve(definition: StreamDefinition, route: RouteDefinition, params: Record<string, string>, request: HttpRequest): Promise<HttpReply> {
