@@ -137,6 +137,18 @@ describe('bytes kept (item 4)', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ name: 'cccc', size: 2 });
   });
 
+  it('filebase: a second file of a key, set aside while the first serves it, is served once the first is removed', async () => {
+    // Its stamp must not be kept while it is set aside: the removal reads it again (issue #33 review).
+    app = await startApp({ streams: { notes: { fields: { id: 'integer', text: 'string' } } }, data: { notes: [{ id: 1, text: 'first' }] } });
+    const folder = path.join(app.root, 'streams/data/notes');
+    writeFileSync(path.join(folder, 'one.json'), '{"id": 1, "text": "second"}\n');
+    await eventually(async () => expect((await app!.request('PATCH', '/api/streams/notes/entries/1', { text: 'x' })).status).toBe(409));
+    rmSync(path.join(folder, '1.json'));
+    await eventually(async () => expect((await app!.request('GET', '/api/streams/notes/entries/1')).json.data).toMatchObject({ id: 1, text: 'second' }));
+    expect((await app.request('PATCH', '/api/streams/notes/entries/1', { text: 'third' })).status).toBe(200);
+    expect(JSON.parse(readFileSync(path.join(folder, 'one.json'), 'utf8'))).toMatchObject({ id: 1, text: 'third' });
+  });
+
   it('filebase: an entry file that is not UTF-8 is named in /readyz, a PATCH answers 409 and its bytes survive', async () => {
     app = await startApp({ streams: { things: { fields } }, data: { things: [{ id: 2, name: 'two' }] } });
     const file = path.join(app.root, 'streams/data/things/1.json');

@@ -332,7 +332,6 @@ export class FilebaseStore implements EntryStore {
         const current = await this.readEntryFile(name);
         if (current.error !== undefined) return this.host.unreadable.mark(file, current.error.reason, current.error.cause);
         this.host.unreadable.mark(file, undefined);
-        if (stamp && current.entry !== undefined) this.stamp(name, stamp);
         const holds = current.entry === undefined ? undefined : keyId(current.entry[this.keyName]);
         if (holds !== id) {
           // The file no longer holds this key (removed, or its key edited): the entry is gone
@@ -346,7 +345,12 @@ export class FilebaseStore implements EntryStore {
         const entry = current.entry!;
         const served = this.host.stored(id);
         // This server's own write (or nothing new): the file holds exactly what is served.
-        if (served !== undefined && this.fileOf(id) === name && this.codec.stringify(served) === current.text) return;
+        // The stamp is kept only where what is served is what the file holds (here and after a
+        // replace below): a file set aside (a second file of a key) must be read again later.
+        if (served !== undefined && this.fileOf(id) === name && this.codec.stringify(served) === current.text) {
+          if (stamp) this.stamp(name, stamp);
+          return;
+        }
         if (served !== undefined && this.fileOf(id) !== name) {
           const other = path.join(this.folder, this.fileOf(id));
           if (await readTextFile(other, this.maxBytes).then(() => true, () => false)) {
@@ -357,6 +361,7 @@ export class FilebaseStore implements EntryStore {
         }
         if (name === this.standardName(id)) this.fileNames.delete(id);
         else this.fileNames.set(id, name);
+        if (stamp) this.stamp(name, stamp);
         const change = this.host.replace(id, entry);
         if (change) changes.push(change);
       });
@@ -396,7 +401,10 @@ export class FilebaseStore implements EntryStore {
       else {
         this.duplicates.delete(id);
         const next = rest[0];
-        if (next !== undefined) void inBackground(this.logger, `reading ${next} again`, () => this.fileChanged(next));
+        if (next !== undefined) {
+          this.stamps.delete(next);
+          void inBackground(this.logger, `reading ${next} again`, () => this.fileChanged(next));
+        }
       }
     }
   }
