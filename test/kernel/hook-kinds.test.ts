@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildConfig, definePlugin, Hooks, Kernel, PluginTimeoutError, type Logger } from '../../kernel/index.js';
+import { buildConfig, definePlugin, Hooks, Kernel, PluginTimeoutError } from '../../kernel/index.js';
+import { memoryLogger } from '../helpers/logger.js';
 import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 import { HTTP_SERVER } from '../../plugins/http/index.js';
 
@@ -19,11 +19,6 @@ const ONLY_HTTP = DEFAULT_PLUGINS.filter((name) => name !== 'http').map((name) =
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hook-kinds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function memoryLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) as unknown as Logger;
-  return { logger, lines };
-}
 const never = (): Promise<void> => new Promise(() => undefined);
 const config = () => buildConfig({ plugins: ONLY_HTTP, http: { port: 0 } }, dir);
 

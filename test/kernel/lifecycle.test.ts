@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildConfig, definePlugin, Kernel, PluginTimeoutError, type Logger } from '../../kernel/index.js';
+import { buildConfig, definePlugin, Kernel, PluginTimeoutError } from '../../kernel/index.js';
+import { memoryLogger } from '../helpers/logger.js';
 import { DEFAULT_PLUGINS } from '../../kernel/core-plugins.js';
 import { HTTP_SERVER } from '../../plugins/http/index.js';
 
@@ -20,12 +20,6 @@ const slowBoot = path.join(repo, 'test/fixtures/slow-boot'); // boots in 400 ms
 const dir = mkdtempSync(path.join(os.tmpdir(), 'lifecycle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A logger whose JSON lines a test can read. */
-function memoryLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) as unknown as Logger;
-  return { logger, lines };
-}
 
 const never = (): Promise<void> => new Promise(() => undefined);
 

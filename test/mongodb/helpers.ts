@@ -1,6 +1,5 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import type { KernelConfig, Logger } from '../../kernel/index.js';
+import { memoryLogger } from '../helpers/logger.js';
 import { mongodbSettings } from '../../plugins/mongodb/index.js';
 import { completeConfig } from '../helpers/config.js';
 
@@ -10,16 +9,9 @@ export const UNREACHABLE_URL = 'mongodb://127.0.0.1:9/?directConnection=true';
 /** Small timeouts so no test waits for the driver's 30 s default. */
 export const FAST_OPTIONS = { serverSelectionTimeoutMS: 300, connectTimeoutMS: 300 };
 
-/** A pino logger whose JSON lines are kept for assertions. */
+/** A pino logger whose JSON lines are kept for assertions, at debug. */
 export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, sink), lines };
+  return memoryLogger('debug');
 }
 
 export function mongoConfig(connections: Record<string, unknown>, root = process.cwd()): KernelConfig {
