@@ -4,11 +4,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-// Durable writes wait in libuv's thread pool for the disk (fdatasync, rename, the folder's
-// fsync): 4 threads (libuv's default) left a server under 50 concurrent writers waiting on the
-// pool; 16 let concurrent flushes share the journal's commits (issue #33, +14% durable PATCH).
-// Read when the pool starts, at its first use: set here, before anything is loaded through it
-// (Node 22 and later; Node 20 starts the pool while loading this file). An operator's own value wins.
+// libuv's pool at 16 threads unless the environment says otherwise: why, and why here, in boot.js.
 process.env.UV_THREADPOOL_SIZE ??= '16';
 const entry = fileURLToPath(new URL('../dist/kernel/cli/index.js', import.meta.url));
 if (!existsSync(entry)) {

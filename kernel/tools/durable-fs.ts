@@ -77,6 +77,11 @@ export interface FileStamp {
   mtimeMs: number;
 }
 
+/** The stamp of a file's stats. */
+export function stampOfStats(st: { ino: number; size: number; mtimeMs: number }): FileStamp {
+  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+}
+
 export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
   return a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
@@ -115,7 +120,7 @@ const writeAll = (fd: number, data: Uint8Array): Promise<void> =>
 const syncData = (fd: number): Promise<void> => new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 const syncAll = (fd: number): Promise<void> => new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 const stampOf = (fd: number): Promise<FileStamp> =>
-  new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }))));
+  new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(stampOfStats(st)))));
 const closeFd = (fd: number): Promise<void> => new Promise((resolve, reject) => close(fd, (error) => (error ? reject(error) : resolve())));
 const renameTo = (from: string, to: string): Promise<void> => new Promise((resolve, reject) => renameFd(from, to, (error) => (error ? reject(error) : resolve())));
 
@@ -134,7 +139,7 @@ async function writeTemp(temp: string, bytes: Uint8Array, written: ReplaceOption
     await syncData(fd);
     if (written !== undefined) {
       const st = small ? fstatSync(fd) : await stampOf(fd);
-      written({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+      written(stampOfStats(st));
     }
   } catch (error) {
     try {

@@ -1,7 +1,7 @@
 import { opendirSync, statSync, type Dir } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, inBackground, isTempFile, readTextFile, sameStamp, UnreadableTextError, type FileRoots, type FileStamp, type FolderListener, type Logger } from '../../../kernel/index.js';
+import { AppError, inBackground, isTempFile, readTextFile, sameStamp, stampOfStats, UnreadableTextError, type FileRoots, type FileStamp, type FolderListener, type Logger } from '../../../kernel/index.js';
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
@@ -495,7 +495,7 @@ export class FilebaseStore implements EntryStore {
 function stampOf(file: string): FileStamp | null | undefined {
   try {
     const st = statSync(file, { throwIfNoEntry: false });
-    return st === undefined ? null : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+    return st === undefined ? null : stampOfStats(st);
   } catch {
     return undefined;
   }
