@@ -97,10 +97,12 @@ export async function importCommand(argv: string[]): Promise<number> {
     const registry = kernel.get(STREAM_REGISTRY);
     const progress = new Progress('import');
     let batch: Array<{ number: number; text: string }> = [];
+    /** The group of the lines in `batch` (groupOf of its first). */
+    let batchGroup = '';
     const run = async (): Promise<void> => {
       // Definition lines (an export's first lines) are created before any entry, in as many
       // passes as their relations need: a stream relating to another needs it to exist first.
-      if (batch[0]!.text.includes('"kind":"definition"')) return runDefinitions();
+      if (batchGroup === 'definition') return runDefinitions();
       // Lines of one batch are written together (each entry has its own lock).
       const results = await Promise.all(
         batch.map(async ({ number, text }) => {
@@ -148,7 +150,8 @@ export async function importCommand(argv: string[]): Promise<number> {
         // A batch holds the definitions, or entries of one stream: the entries of a stream
         // that others relate to are written before theirs (export puts them first).
         const group = groupOf(line.text);
-        if (batch.length > 0 && group !== groupOf(batch[0]!.text)) await run();
+        if (batch.length > 0 && group !== batchGroup) await run();
+        if (batch.length === 0) batchGroup = group;
         batch.push(line);
         if (batch.length >= batchSize) await run();
       }

@@ -182,6 +182,17 @@ describe('streams export and import', () => {
     expect(result.stdout).toContain('line 4: Stream [ghosts] not found: create it first, or export with --definitions so the file carries it.');
   });
 
+  it('definition lines are created in as many passes as their relations need, however the JSON is spaced', async () => {
+    // Hand-written or reformatted: `"kind": "definition"` with a space, and a stream listed before those it relates to.
+    const definitions = readFileSync(dump, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; stream: string }).filter((l) => l.kind === 'definition');
+    const ordered = [...definitions.filter((l) => l.stream === 'books'), ...definitions.filter((l) => l.stream !== 'books')];
+    const input = ordered.map((l) => JSON.stringify(l).replaceAll('":', '": ')).join('\n');
+    const fresh = path.join(work, 'spaced');
+    expect((await runCli(['init', fresh])).code).toBe(0);
+    const result = await runCli(['import', '--config', path.join(fresh, 'config.json'), '--in', '-'], { input });
+    expect(result).toMatchObject({ code: 0, stdout: 'import: 0 created, 0 updated, 0 refused, 3 streams created\n' });
+  });
+
   it('--resume continues after the last finished batch of an interrupted import', async () => {
     const input = path.join(work, 'resume.ndjson');
     const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ kind: 'entry', stream: 'notes', data: { id: 100 + i, title: `n${i}` } }));
