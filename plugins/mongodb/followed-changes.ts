@@ -44,11 +44,10 @@ export interface FollowedChange {
  * position in the replica set's history (issue #29 item 1, for item 6): a realtime plugin can
  * derive a cluster-wide cursor from `position` and resume a client on any node. Listeners run
  * synchronously, in the order of the collection's change stream, right after a remote change
- * was handed to the entries layer. `latest(stream)` is the newest position read for a stream.
+ * was handed to the entries layer.
  */
 export class FollowedChanges {
   private readonly listeners = new Set<(change: FollowedChange) => void>();
-  private readonly newest = new Map<string, ChangePosition>();
   private readonly databases = new Map<string, () => Db | undefined>();
   private readonly coverages = new Map<string, () => FollowCoverage>();
   private readonly replays = new Map<string, (from: { high: number; low: number }) => Promise<ChangeReplay>>();
@@ -88,14 +87,9 @@ export class FollowedChanges {
     return () => this.listeners.delete(listener);
   }
 
-  latest(stream: string): ChangePosition | undefined {
-    return this.newest.get(stream);
-  }
-
   private readonly runCounts = new WeakMap<FollowCoverage, number>();
 
   publish(change: FollowedChange): void {
-    this.newest.set(change.stream, change.position);
     const count = (this.runCounts.get(change.coverage) ?? 0) + 1;
     this.runCounts.set(change.coverage, count);
     change.inRun = count;
@@ -103,7 +97,6 @@ export class FollowedChanges {
   }
 
   forget(stream: string): void {
-    this.newest.delete(stream);
     this.databases.delete(stream);
     this.coverages.delete(stream);
     this.replays.delete(stream);

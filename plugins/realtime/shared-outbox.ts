@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { backoffDelay, type Logger } from '../../kernel/index.js';
+import type { Logger } from '../../kernel/index.js';
 import type { Change } from './feed.js';
-import { webhookBody, type Webhooks, type WebhookSettings } from './webhooks.js';
+import { nextAttempt, webhookBody, type Webhooks, type WebhookSettings } from './webhooks.js';
 
 export interface SharedOutboxSettings {
   /** The collection (in each `database` stream's database) that holds the deliveries. */
@@ -44,7 +44,6 @@ interface OutboxMark {
 
 /** Deliveries one node sends at a time (over every database). */
 const MAX_IN_FLIGHT = 8;
-const MAX_BACKOFF_MS = 60 * 60 * 1000;
 /** How long a closing node waits for its posts in flight to be answered and recorded. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -328,10 +327,9 @@ export class SharedOutbox {
     }
     if (this.closed) return; // aborted by close: the claim expires, another node retries
     const attempts = delivery.attempts + 1;
-    if (attempts >= this.webhookSettings.maxAttempts) return this.bury(outbox, { ...delivery, attempts }, `${attempts} attempts failed; the last: ${failure}`);
-    if (Date.now() - delivery.created.getTime() >= this.webhookSettings.maxAgeMs) return this.bury(outbox, { ...delivery, attempts }, `still failing after ${Math.round(this.webhookSettings.maxAgeMs / 1000)} s; the last: ${failure}`);
-    const backoff = backoffDelay(attempts, this.webhookSettings.retryBaseMs, MAX_BACKOFF_MS);
-    const due = new Date(Date.now() + Math.round(backoff * (0.5 + Math.random() / 2)));
+    const next = nextAttempt(this.webhookSettings, attempts, delivery.created.getTime(), failure);
+    if (typeof next === 'string') return this.bury(outbox, { ...delivery, attempts }, next);
+    const due = new Date(next);
     this.logger.warn({ url: delivery.url, delivery: delivery._id, attempts, reason: failure }, 'webhook delivery failed; retrying (shared outbox)');
     await outbox.updateOne(mine, { $set: { attempts, due, owner: null, until: new Date(0) } });
   }

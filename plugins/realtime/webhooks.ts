@@ -95,6 +95,19 @@ interface EndpointHealth {
 }
 
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
+
+/**
+ * After a failed attempt (`attempts` made so far, the change made at `createdMs`): when to try
+ * again (a time in ms), or why to give up (a string for the dead letters). One policy for the
+ * node's own outbox and the shared one of `database` streams.
+ */
+export function nextAttempt(settings: Pick<WebhookSettings, 'maxAttempts' | 'maxAgeMs' | 'retryBaseMs'>, attempts: number, createdMs: number, failure: string): number | string {
+  if (attempts >= settings.maxAttempts) return `${attempts} attempts failed; the last: ${failure}`;
+  if (Date.now() - createdMs >= settings.maxAgeMs) return `still failing after ${Math.round(settings.maxAgeMs / 1000)} s; the last: ${failure}`;
+  const backoff = backoffDelay(attempts, settings.retryBaseMs, MAX_BACKOFF_MS);
+  // Full jitter between half and all of the backoff: receivers that failed together do not retry together.
+  return Date.now() + Math.round(backoff * (0.5 + Math.random() / 2));
+}
 /**
  * Deliveries in flight to one endpoint at a time: a backlog (an endpoint back after an outage)
  * goes out a few at a time instead of opening one connection per pending delivery.
@@ -389,11 +402,9 @@ export class Webhooks {
       return;
     }
     delivery.attempts++;
-    if (delivery.attempts >= this.settings.maxAttempts) return this.bury(delivery, `${delivery.attempts} attempts failed; the last: ${failure}`);
-    if (Date.now() - delivery.created >= this.settings.maxAgeMs) return this.bury(delivery, `still failing after ${Math.round(this.settings.maxAgeMs / 1000)} s; the last: ${failure}`);
-    const backoff = backoffDelay(delivery.attempts, this.settings.retryBaseMs, MAX_BACKOFF_MS);
-    // Full jitter between half and all of the backoff: receivers that failed together do not retry together.
-    delivery.due = Date.now() + Math.round(backoff * (0.5 + Math.random() / 2));
+    const next = nextAttempt(this.settings, delivery.attempts, delivery.created, failure);
+    if (typeof next === 'string') return this.bury(delivery, next);
+    delivery.due = next;
     this.logger.warn({ url: delivery.url, delivery: delivery.id, attempts: delivery.attempts, reason: failure, retry_in_ms: delivery.due - Date.now() }, 'webhook delivery failed; retrying');
     await this.record(JSON.stringify({ retry: delivery.id, attempts: delivery.attempts, due: delivery.due }));
     this.schedule(delivery.due - Date.now());
