@@ -208,9 +208,20 @@ export class UwsHttpServer extends HttpServerCore {
       if (reply.upgrade === undefined) return this.write(res, request, reply, true);
       request.finished = true;
       const data: SocketData = { accept: reply.upgrade };
-      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
-      request.res = null;
-      this.finish(request, 101);
+      // An upgrade decided after an await is made from a turn of its own, and not corked.
+      // - Its own turn: an accept whose await another request settled runs at the end of that
+      //   request's uWS callback (uWS parsing that socket, holding it corked); upgrading there
+      //   aborted the process ("Cork buffer must not be held across event loop iterations!").
+      // - Not corked: with this uWS build, `res.cork(() => res.upgrade(...))` now and then closed
+      //   the new socket at once, inside the cork (1006, no message ever handled; about 1 in 5
+      //   under CPU load). uWS prints a warning line per uncorked upgrade; a lost socket is worse.
+      // test/http/websocket-upgrade.test.ts holds both. See docs/decisions.md (#26 follow-up).
+      setImmediate(() => {
+        if (request.aborted) return;
+        res.upgrade(data, key, protocol, extensions, context);
+        request.res = null;
+        this.finish(request, 101);
+      });
     });
     request.release();
   }
