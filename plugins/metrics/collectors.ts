@@ -38,7 +38,7 @@ export function createCollectors(registry: Registry, buckets: number[], from: Co
 
   new Gauge({
     name: 'streams_entries',
-    help: 'Entries per stream (streams whose source is open).',
+    help: 'Entries per stream, counted when scraped (a stream whose count fails is left out and logged at debug).',
     labelNames: ['stream'],
     registers: [registry],
     async collect() {
