@@ -1,5 +1,6 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { _, Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsPkg from 'ajv-formats';
+import { cachedValidator } from './ajv-code-cache.js';
 
 // ajv-formats is CommonJS: under ESM its default import is the module object, the plugin is its `default`.
 const addFormats = addFormatsPkg.default;
@@ -11,19 +12,42 @@ export function createAjv(options: Options = {}): Ajv {
   return ajv;
 }
 
+/**
+ * Options of an instance whose validators can be written out as code (ajv-code-cache.ts):
+ * its source kept, and the formats named by the module that defines them.
+ */
+export function cacheableAjv(options: Options): Ajv {
+  return createAjv({ ...options, code: { ...options.code, source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` } });
+}
+
 let configAjv: Ajv | undefined;
+const configValidators = new WeakMap<object, ValidateFunction>();
 
 /**
- * The one instance that validates configuration (the kernel's schema, every plugin's settings
- * section and options), defaults filled in place. Shared: each new instance compiles the JSON
- * Schema meta-schemas and the formats again, about 15 ms apiece; one per settings section cost
- * 135 ms of every boot. Each schema object is compiled once (ajv caches by schema).
+ * The validator of a configuration schema (the kernel's, every plugin's settings section and
+ * options), defaults filled in place. One instance compiles them all: each new instance compiles
+ * the JSON Schema meta-schemas and the formats again, about 15 ms apiece; one per settings
+ * section cost 135 ms of every boot. Each schema object gets one validator per process, and its
+ * code comes from the disk after the first boot (ajv-code-cache.ts).
  */
 export function configValidator(schema: Record<string, unknown>): ValidateFunction {
-  // Unoptimized code: these validators run once per boot, and optimizing them cost about 20 ms
-  // of it (issue #33, boot at scale).
-  configAjv ??= createAjv({ useDefaults: true, code: { optimize: false } });
-  return configAjv.compile(schema);
+  let validate = configValidators.get(schema);
+  if (validate === undefined) {
+    // Unoptimized code: these validators run once per boot, and optimizing them cost about 20 ms
+    // of it (issue #33, boot at scale).
+    validate = cachedValidator(schema, 'config', () => (configAjv ??= cacheableAjv({ useDefaults: true, code: { optimize: false } })));
+    configValidators.set(schema, validate);
+  }
+  return validate;
+}
+
+/**
+ * The validator of a schema of ours compiled once per boot (the stream definition schema with
+ * its addon extensions), its code from the disk after the first boot. `options` are the ajv
+ * instance's; `purpose` names them in the cache.
+ */
+export function bootValidator(schema: Record<string, unknown>, purpose: string, options: Options): ValidateFunction {
+  return cachedValidator(schema, `${purpose} ${JSON.stringify(options)}`, () => cacheableAjv(options));
 }
 
 /** "at /fields/2/type: must match pattern ..." style text for one ajv error. */

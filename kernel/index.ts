@@ -18,7 +18,7 @@ export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions, type FileStamp, sameStamp, stampOfStats } from './tools/durable-fs.js';
 export { ByteBudgetMap } from './tools/byte-budget-map.js';
 export { KeyedLock } from './tools/keyed-lock.js';
-export { createAjv, describeAjvError, primaryAjvError } from './ajv.js';
+export { bootValidator, createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './tools/folder-watcher.js';
 export { backoffDelay } from './tools/backoff.js';
 export { FolderLock, FolderLockedError, LOCK_FILE_NAME, type LockHolder } from './tools/folder-lock.js';

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { createAjv, describeAjvError, type FileRoots, type Hooks } from '../../kernel/index.js';
+import { bootValidator, describeAjvError, type FileRoots, type Hooks } from '../../kernel/index.js';
 import type { CheckContext, DefinitionCheck, DefinitionProblem, StreamRegistry } from './contracts.js';
 import { definitionSchema } from './definition-schema.js';
 import { DefinitionIssue, resolveFieldImports } from './imports.js';
@@ -66,8 +66,9 @@ export class DefinitionBuilder {
   private validate(): ValidateFunction {
     // A schema of ours (and the extensions addons add to it), compiled once per boot: skipping the
     // check of the schema itself against the JSON Schema meta-schema and the optimizing pass of
-    // ajv's code generation takes its compile from about 100 ms to 45 (boot time, issue #16).
-    this.validator ??= createAjv({ allErrors: true, validateSchema: false, code: { optimize: false } }).compile(definitionSchema(this.extensions));
+    // ajv's code generation takes its compile from about 100 ms to 45 (boot time, issue #16);
+    // loading that code from the cache after the first boot, to a few (issue #33).
+    this.validator ??= bootValidator(definitionSchema(this.extensions), 'definition', { allErrors: true, validateSchema: false, code: { optimize: false } });
     return this.validator;
   }
 

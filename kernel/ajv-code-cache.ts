@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Ajv, ValidateFunction } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
+
+/**
+ * ajv's generated validator code, kept on disk between boots (issue #33, boot at scale).
+ * Compiling the config, settings and definition schemas was ~100 ms of every boot before it
+ * listened, where loading the same code ready-made takes a few: ajv's "standalone" output
+ * (the code `compile` generates anyway) is written once and run again from the file.
+ *
+ * One file per schema, named by a digest of ajv's version, the instance's options and the
+ * schema's JSON: an edited schema (a plugin update, an addon's definition extension) is a new
+ * name, never a stale validator. The folder sits next to this module (dist/kernel/.ajv-cache
+ * when built), is as trusted as the code beside it, and goes with dist/ on every build. Where
+ * it cannot be written (a read-only install) schemas are compiled at each boot, as before.
+ */
+const FOLDER = fileURLToPath(new URL('./.ajv-cache/', import.meta.url));
+const require = createRequire(import.meta.url);
+const AJV_VERSION = (require('ajv/package.json') as { version: string }).version;
+// ajv's standalone module is CommonJS: under ESM its default import is the module object.
+const standaloneCode = (standaloneModule as unknown as { default: (ajv: Ajv, validate: ValidateFunction) => string }).default;
+
+/** The schema's JSON, or undefined when it holds what JSON cannot carry (functions, RegExps): not cached. */
+function jsonOf(schema: object): string | undefined {
+  let plain = true;
+  const text = JSON.stringify(schema, (_key, value: unknown) => {
+    if (typeof value === 'function' || typeof value === 'bigint' || typeof value === 'symbol' || value instanceof RegExp) plain = false;
+    return value;
+  });
+  return plain ? text : undefined;
+}
+
+function load(file: string): ValidateFunction | undefined {
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const module = { exports: {} as unknown };
+    // The file is ajv's own CommonJS output; it requires ajv's runtime helpers and ajv-formats.
+    new Function('require', 'module', 'exports', code)(require, module, module.exports);
+    return typeof module.exports === 'function' ? (module.exports as ValidateFunction) : undefined;
+  } catch {
+    return undefined; // unreadable (a torn disk, a newer ajv's helpers): compiled and written again
+  }
+}
+
+function store(folder: string, file: string, code: string): void {
+  try {
+    mkdirSync(folder, { recursive: true });
+    // Written aside and renamed: boots in parallel (a test suite, a cluster on one disk) never read half a file.
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, code);
+    try {
+      renameSync(temp, file);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+  } catch {
+    // Not writable here: the next boot compiles again.
+  }
+}
+
+/**
+ * `schema` compiled by `ajv()` (an instance made with `code.source: true`, so its output can
+ * be saved), or the same validator loaded from the cache. `options` names the instance's
+ * options in the file's digest. `ajv` is only called on a miss. `folder`: the cache's (tests).
+ */
+export function cachedValidator(schema: object, options: string, ajv: () => Ajv, folder = FOLDER): ValidateFunction {
+  const json = jsonOf(schema);
+  if (json === undefined) return ajv().compile(schema);
+  const name = createHash('sha256').update(`${AJV_VERSION}\0${options}\0${json}`).digest('hex').slice(0, 40);
+  const file = path.join(folder, `${name}.cjs`);
+  const cached = load(file);
+  if (cached !== undefined) return cached;
+  const instance = ajv();
+  const validate = instance.compile(schema);
+  let code: string;
+  try {
+    code = standaloneCode(instance, validate);
+  } catch {
+    return validate; // a keyword defined by a function cannot be written out: compiled each boot
+  }
+  store(folder, file, code);
+  return validate;
+}

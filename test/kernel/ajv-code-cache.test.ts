@@ -1,0 +1,94 @@
+/**
+ * Issue #33 (boot): ajv's generated validator code is kept on disk and run again at the next
+ * boot instead of compiling the schema. The cached validator must behave as the compiled one
+ * (answers, errors, defaults filled in), a changed schema must never meet a stale file, a
+ * damaged file must be replaced, and a schema JSON cannot carry must not be cached at all.
+ */
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cachedValidator } from '../../kernel/ajv-code-cache.js';
+import { cacheableAjv } from '../../kernel/ajv.js';
+
+const schema = {
+  type: 'object',
+  properties: {
+    port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+    host: { type: 'string', format: 'hostname' },
+    mode: { enum: ['a', 'b'], default: 'a' },
+  },
+  additionalProperties: false,
+};
+
+describe('ajv code cache', () => {
+  let folder: string;
+  let compiles: number;
+  const ajv = () => {
+    compiles++;
+    return cacheableAjv({ useDefaults: true, code: { optimize: false } });
+  };
+
+  beforeEach(() => {
+    folder = mkdtempSync(path.join(os.tmpdir(), 'ajv-cache-'));
+    compiles = 0;
+  });
+  afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('writes the code on the first compile; the next one runs it and answers the same, errors and defaults included', () => {
+    const compiled = cachedValidator(schema, 'config', ajv, folder);
+    expect(compiles).toBe(1);
+    expect(readdirSync(folder)).toHaveLength(1);
+    const loaded = cachedValidator(schema, 'config', ajv, folder);
+    expect(compiles).toBe(1); // no ajv instance made: the file's code runs
+    expect(loaded).not.toBe(compiled);
+    for (const input of [{}, { port: 80, host: 'example.org' }, { port: -1 }, { host: 'not a host!' }, { extra: 1 }, { mode: 'c', port: 'x' }]) {
+      const a = structuredClone(input) as Record<string, unknown>;
+      const b = structuredClone(input) as Record<string, unknown>;
+      expect(loaded(b)).toBe(compiled(a));
+      expect(loaded.errors ?? null).toEqual(compiled.errors ?? null);
+      expect(b).toEqual(a); // defaults filled in alike
+    }
+    const filled: Record<string, unknown> = {};
+    expect(loaded(filled)).toBe(true);
+    expect(filled).toEqual({ port: 8080, mode: 'a' });
+  });
+
+  it('a changed schema, or other options, is another file: never a stale validator', () => {
+    cachedValidator(schema, 'config', ajv, folder);
+    const stricter = { ...schema, properties: { ...schema.properties, port: { type: 'integer', minimum: 1024 } } };
+    const validate = cachedValidator(stricter, 'config', ajv, folder);
+    expect(compiles).toBe(2);
+    expect(validate({ port: 80 })).toBe(false);
+    cachedValidator(schema, 'definition', ajv, folder);
+    expect(compiles).toBe(3);
+    expect(readdirSync(folder)).toHaveLength(3);
+  });
+
+  it('a damaged file is compiled again and replaced', () => {
+    cachedValidator(schema, 'config', ajv, folder);
+    const [file] = readdirSync(folder);
+    writeFileSync(path.join(folder, file!), 'module.exports = (');
+    const validate = cachedValidator(schema, 'config', ajv, folder);
+    expect(compiles).toBe(2);
+    expect(validate({ port: 1 })).toBe(true);
+    cachedValidator(schema, 'config', ajv, folder);
+    expect(compiles).toBe(2); // the rewritten file loads
+  });
+
+  it('a schema holding what JSON cannot carry is compiled every time, never cached', () => {
+    const odd = { type: 'object', properties: { a: { type: 'string' } }, x: /re/ };
+    expect(cachedValidator(odd, 'config', ajv, folder)({ a: 1 })).toBe(false);
+    cachedValidator(odd, 'config', ajv, folder);
+    expect(compiles).toBe(2);
+    expect(readdirSync(folder)).toHaveLength(0);
+  });
+
+  it('an unwritable folder only costs the cache', () => {
+    const file = path.join(folder, 'a-file');
+    writeFileSync(file, '');
+    const validate = cachedValidator(schema, 'config', ajv, path.join(file, 'cache')); // a folder under a file: cannot be made
+    expect(validate({ port: 1 })).toBe(true);
+    expect(compiles).toBe(1);
+  });
+});
