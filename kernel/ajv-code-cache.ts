@@ -12,15 +12,18 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
  * listened, where loading the same code ready-made takes a few: ajv's "standalone" output
  * (the code `compile` generates anyway) is written once and run again from the file.
  *
- * One file per schema, named by a digest of ajv's version, the instance's options and the
- * schema's JSON: an edited schema (a plugin update, an addon's definition extension) is a new
- * name, never a stale validator. The folder sits next to this module (dist/kernel/.ajv-cache
- * when built), is as trusted as the code beside it, and goes with dist/ on every build. Where
- * it cannot be written (a read-only install) schemas are compiled at each boot, as before.
+ * One file per schema, named by a digest of ajv's version, the instance's options, the
+ * schema's JSON and this module's FORMAT: an edited schema (a plugin update, an addon's
+ * definition extension) is a new name, never a stale validator. The folder sits next to this
+ * module (dist/kernel/.ajv-cache when built), is as trusted as the code beside it, and goes
+ * with dist/ on every build. Where it cannot be written (a read-only install) schemas are
+ * compiled at each boot, as before.
  */
 const FOLDER = fileURLToPath(new URL('./.ajv-cache/', import.meta.url));
 const require = createRequire(import.meta.url);
 const AJV_VERSION = (require('ajv/package.json') as { version: string }).version;
+/** Part of every digest: raise it when what goes into a file changes (how the code is produced or run). */
+const FORMAT = 1;
 // ajv's standalone module is CommonJS: under ESM its default import is the module object.
 const standaloneCode = (standaloneModule as unknown as { default: (ajv: Ajv, validate: ValidateFunction) => string }).default;
 
@@ -76,7 +79,7 @@ function store(folder: string, file: string, code: string): void {
 export function cachedValidator(schema: object, options: string, ajv: () => Ajv, folder = FOLDER): ValidateFunction {
   const json = jsonOf(schema);
   if (json === undefined) return ajv().compile(schema);
-  const name = createHash('sha256').update(`${AJV_VERSION}\0${options}\0${json}`).digest('hex').slice(0, 40);
+  const name = createHash('sha256').update(`${FORMAT}\0${AJV_VERSION}\0${options}\0${json}`).digest('hex').slice(0, 40);
   const file = path.join(folder, `${name}.cjs`);
   const cached = load(file);
   if (cached !== undefined) return cached;

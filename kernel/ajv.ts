@@ -21,6 +21,7 @@ export function cacheableAjv(options: Options): Ajv {
 }
 
 let configAjv: Ajv | undefined;
+const CONFIG_OPTIONS: Options = { useDefaults: true, code: { optimize: false } };
 const configValidators = new WeakMap<object, ValidateFunction>();
 
 /**
@@ -35,7 +36,7 @@ export function configValidator(schema: Record<string, unknown>): ValidateFuncti
   if (validate === undefined) {
     // Unoptimized code: these validators run once per boot, and optimizing them cost about 20 ms
     // of it (issue #33, boot at scale).
-    validate = cachedValidator(schema, 'config', () => (configAjv ??= cacheableAjv({ useDefaults: true, code: { optimize: false } })));
+    validate = cachedValidator(schema, `config ${JSON.stringify(CONFIG_OPTIONS)}`, () => (configAjv ??= cacheableAjv(CONFIG_OPTIONS)));
     configValidators.set(schema, validate);
   }
   return validate;

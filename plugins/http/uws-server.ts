@@ -215,7 +215,8 @@ export class UwsHttpServer extends HttpServerCore {
       // - Not corked: with this uWS build, `res.cork(() => res.upgrade(...))` now and then closed
       //   the new socket at once, inside the cork (1006, no message ever handled; about 1 in 5
       //   under CPU load). uWS prints a warning line per uncorked upgrade; a lost socket is worse.
-      // test/http/websocket-upgrade.test.ts holds both. See docs/decisions.md (#26 follow-up).
+      // test/http/websocket-upgrade.test.ts holds the first; the access suite's uWS change-feed
+      // cases under CPU load showed the second. docs/decisions.md, "CI follow-up: WebSocket upgrades".
       setImmediate(() => {
         if (request.aborted) return;
         res.upgrade(data, key, protocol, extensions, context);
