@@ -76,7 +76,7 @@ const disableNeedsReason = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'plugins/control-panel/ui/vendor/**', '**/*.d.ts', 'benchmarks/**', 'test/**/fixtures/**', 'shot-tmp.mjs', '**/.ajv-cache/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'plugins/control-panel/ui/vendor/**', '**/*.d.ts', 'benchmarks/**', 'test/**/fixtures/**', '**/.ajv-cache/**'] },
   {
     files: ['**/*.ts', '**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.base],

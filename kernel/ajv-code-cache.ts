@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ajv, ValidateFunction } from 'ajv';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 
 /**
  * ajv's generated validator code, kept on disk between boots (issue #33, boot at scale).
@@ -24,8 +23,9 @@ const require = createRequire(import.meta.url);
 const AJV_VERSION = (require('ajv/package.json') as { version: string }).version;
 /** Part of every digest: raise it when what goes into a file changes (how the code is produced or run). */
 const FORMAT = 1;
-// ajv's standalone module is CommonJS: under ESM its default import is the module object.
-const standaloneCode = (standaloneModule as unknown as { default: (ajv: Ajv, validate: ValidateFunction) => string }).default;
+/** ajv's code writer, loaded on a miss only: a boot that finds every file never needs it. */
+const standaloneCode = (ajv: Ajv, validate: ValidateFunction): string =>
+  (require('ajv/dist/standalone') as { default: (ajv: Ajv, validate: ValidateFunction) => string }).default(ajv, validate);
 
 /** The schema's JSON, or undefined when it holds what JSON cannot carry (functions, RegExps): not cached. */
 function jsonOf(schema: object): string | undefined {
