@@ -2,7 +2,7 @@
 // files, config) and the same data as a db.json for json-server. Deterministic, so two
 // runs on two machines serve the same bytes.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const STREAM_ID = 'items';
@@ -62,21 +62,25 @@ async function pool(count, limit, task) {
 }
 
 /**
- * Create (or reuse, when its marker matches) `<dir>` holding streams/items.json, N files
+ * Create (or reuse, when its marker matches and it still holds exactly its entries) `<dir>` holding streams/items.json, N files
  * streams/data/items/<id>.json, config.json and, when asked, db.json for json-server.
  * Returns paths and how long generation took.
  */
 export async function generateFilebaseApp(dir, count, { peer = false } = {}) {
   const marker = path.join(dir, '.bench-dataset.json');
   const want = { version: GENERATOR_VERSION, count, peer };
+  const data = path.join(dir, 'streams', 'data', STREAM_ID);
   if (existsSync(marker)) {
     const have = JSON.parse(await readFile(marker, 'utf8'));
-    if (have.version === want.version && have.count === count && (have.peer || !peer)) {
+    // The write scenarios add entries: a kept --work-dir used again must not serve (and boot)
+    // more entries than its name says, so a folder grown by them is generated again.
+    const files = await readdir(data).then((names) => names.length, () => -1);
+    if (have.version === want.version && have.count === count && (have.peer || !peer) && files === count) {
       return { dir, config: path.join(dir, 'config.json'), db: path.join(dir, 'db.json'), count, generatedMs: 0, reused: true };
     }
   }
   const started = performance.now();
-  const data = path.join(dir, 'streams', 'data', STREAM_ID);
+  await rm(data, { recursive: true, force: true });
   await mkdir(data, { recursive: true });
   await writeFile(path.join(dir, 'streams', `${STREAM_ID}.json`), JSON.stringify(definition({ type: 'filebase', format: 'json' }), null, 2));
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(productConfig(), null, 2));

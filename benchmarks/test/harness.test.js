@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { entry } from '../lib/dataset.js';
+import { entry, generateFilebaseApp } from '../lib/dataset.js';
 import { parseOptions } from '../lib/options.js';
 import { startBaseline, startCeiling } from '../lib/processes.js';
 import { goals } from '../lib/report.js';
@@ -209,6 +209,25 @@ describe('minimal loader', () => {
       assert.equal(miss.status, 404);
     } finally {
       await loader.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('datasets', () => {
+  it('a kept dataset grown by the write scenarios is generated again, not reused', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-dataset-'));
+    try {
+      const first = await generateFilebaseApp(dir, 3);
+      assert.equal(first.reused, false);
+      assert.equal((await generateFilebaseApp(dir, 3)).reused, true);
+      // What a POST create run leaves behind in a --keep --work-dir folder.
+      const data = path.join(dir, 'streams', 'data', 'items');
+      await writeFile(path.join(data, '4.json'), JSON.stringify(entry(4)));
+      const again = await generateFilebaseApp(dir, 3);
+      assert.equal(again.reused, false);
+      assert.deepEqual((await readdir(data)).sort(), ['1.json', '2.json', '3.json']);
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
