@@ -155,7 +155,9 @@ async function writeTemp(temp: string, bytes: Uint8Array, written: ReplaceOption
 }
 
 async function writeAtomic(file: string, data: string | Uint8Array, { unchanged, written }: ReplaceOptions): Promise<boolean> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${TEMP_PREFIX}${(++tempCounter).toString(36)}.tmp`);
+  // Beside the file, by hand: path.join would normalize again per write what only gains a name.
+  const cut = file.lastIndexOf(path.sep) + 1;
+  const temp = `${file.slice(0, cut)}.${file.slice(cut)}.${TEMP_PREFIX}${(++tempCounter).toString(36)}.tmp`;
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
   await writeTemp(temp, bytes, written);
   try {

@@ -11,9 +11,9 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-async function removeOne(dir: string, name: string): Promise<void> {
+async function removeOne(file: string): Promise<void> {
   try {
-    await unlink(path.join(dir, name));
+    await unlink(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
@@ -25,14 +25,22 @@ async function removeOne(dir: string, name: string): Promise<void> {
  * then share one fsync of the folder, after which each caller is acknowledged. Each
  * file is still all-or-nothing on its own; a failure rejects only the writes it hit
  * (and every write of the batch when the folder fsync fails, since none is then
- * known durable).
+ * known durable). `check`, when given, runs once per batch before any file is touched
+ * (the folder may be written at all): a throw rejects the whole batch.
  */
 export class DirectoryWriter {
   private pending: Pending[] = [];
   private scheduled = false;
   private ensured = false;
+  /** `dir` and a separator: names are single path segments, so no path.join per file. */
+  private readonly prefix: string;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly check?: () => void,
+  ) {
+    this.prefix = path.resolve(dir) + path.sep;
+  }
 
   /** Durable once this resolves; with the new file's stamp (to tell it from a later edit on disk without reading it). */
   write(name: string, data: string): Promise<FileStamp> {
@@ -58,6 +66,7 @@ export class DirectoryWriter {
     this.pending = [];
     this.scheduled = false;
     try {
+      this.check?.();
       if (!this.ensured) {
         await ensureDirDurable(this.dir);
         this.ensured = true;
@@ -68,7 +77,7 @@ export class DirectoryWriter {
     }
     const stamps: Array<FileStamp | undefined> = new Array(batch.length);
     const results = await Promise.allSettled(
-      batch.map((p, i) => (p.data === null ? removeOne(this.dir, p.name) : writeFileAtomic(path.join(this.dir, p.name), p.data, { written: (stamp) => (stamps[i] = stamp) }))),
+      batch.map((p, i) => (p.data === null ? removeOne(this.prefix + p.name) : writeFileAtomic(this.prefix + p.name, p.data, { written: (stamp) => (stamps[i] = stamp) }))),
     );
     let dirError: unknown;
     try {

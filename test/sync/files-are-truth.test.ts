@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -105,6 +105,26 @@ describe('nothing outside the root (item 3)', () => {
     expect((await app.request('GET', '/api/streams/rows/entries')).text).not.toContain('secret');
     expect((await app.request('POST', '/api/streams/rows/entries', { id: 2, name: 'x' })).status).toBe(409);
     expect(readFileSync(target, 'utf8')).toBe('id,name\n1,secret\n');
+  });
+
+  it('a filebase folder replaced by a link out of the root while serving: every write of the batch is refused (409), nothing is written there', async () => {
+    // The folder's link check runs once per group-committed batch (issue #33), before any file is touched.
+    const away = path.join(outside, 'things-away');
+    mkdirSync(away);
+    app = await startApp({ streams: { things: { fields } }, data: { things: [{ id: 1, name: 'one' }] } });
+    const data = path.join(app.root, 'streams/data/things');
+    expect((await app.request('PATCH', '/api/streams/things/entries/1', { name: 'uno' })).status).toBe(200);
+    rmSync(data, { recursive: true });
+    symlinkSync(away, data);
+    const answers = await Promise.all([
+      app.request('POST', '/api/streams/things/entries', { id: 2, name: 'two' }),
+      app.request('POST', '/api/streams/things/entries', { id: 3, name: 'three' }),
+      app.request('PATCH', '/api/streams/things/entries/1', { name: 'eins' }),
+    ]);
+    for (const answer of answers) expect(answer.status, answer.text).toBe(409);
+    // The creates meet the folder's check; the PATCH is refused before, its file read through the link is not followed.
+    for (const answer of answers.slice(0, 2)) expect(answer.text).toContain('application root');
+    expect(readdirSync(away)).toEqual([]);
   });
 
   it('an import that leads out through a link is refused; imports that import again are refused naming the chain', async () => {

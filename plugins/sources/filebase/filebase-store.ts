@@ -76,7 +76,9 @@ export class FilebaseStore implements EntryStore {
     if (!codec) throw new AppError(500, `Stream [${definition.id}]: filebase format "${format}" is not one of ${Object.keys(CODECS).join(', ')}.`);
     this.codec = codec;
     this.folder = folder;
-    this.writer = new DirectoryWriter(folder);
+    // The folder's link check (issue #27) once per group-committed batch, not per file: it
+    // resolves every component of the path (issue #33, durable writes).
+    this.writer = new DirectoryWriter(folder, () => this.assertInRoots());
   }
 
   /** The application's roots, as the source was given them (a link out of them is not followed, issue #27). */
@@ -301,14 +303,15 @@ export class FilebaseStore implements EntryStore {
    * nothing; an edit that cannot be parsed keeps the last good version.
    */
   private async fileChanged(name: string | undefined): Promise<void> {
+    // Temp files (every durable write makes one) are told apart by name alone, before any await.
+    if (name !== undefined && !this.isEntryFile(name)) return;
     try {
       await this.host.open();
     } catch {
       return; // Not loadable now: the next successful load reads every file anyway.
     }
     if (name === undefined) return this.rescan();
-    if (!this.isEntryFile(name)) return;
-    const file = path.join(this.folder, name);
+    const file = this.folder + path.sep + name;
     // The event of this store's own rename may come before the write is acknowledged.
     await this.writing.get(name);
     const now = stampOf(file);
@@ -433,7 +436,7 @@ export class FilebaseStore implements EntryStore {
     if (files) throw new AppError(409, `Entry [${id}] is stored in several files (${files.join(', ')}): remove all but one before writing it.`);
   }
 
-  /** Never write through a folder that is a link out of the application's roots (issue #27). */
+  /** Never write through a folder that is a link out of the application's roots (issue #27); the writer runs it before each batch. */
   private assertInRoots(): void {
     const outside = this.fileRoots?.check(this.folder);
     if (outside !== undefined) throw new AppError(409, `The entries folder of stream [${this.definition.id}] is not written: ${outside}.`);
@@ -453,7 +456,6 @@ export class FilebaseStore implements EntryStore {
 
   async put(id: string, entry: Entry): Promise<void> {
     this.assertSingleFile(id);
-    this.assertInRoots();
     const name = this.fileOf(id);
     this.stamps.delete(name);
     const written = this.writer.write(name, this.codec.stringify(entry));
@@ -467,7 +469,6 @@ export class FilebaseStore implements EntryStore {
 
   async delete(id: string): Promise<void> {
     this.assertSingleFile(id);
-    this.assertInRoots();
     const name = this.fileOf(id);
     this.stamps.delete(name);
     await this.writer.remove(name);
