@@ -3,6 +3,7 @@
 // and run product, ceiling and peer in turn, several times, alternating the order.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { markWritten } from './dataset.js';
 import { answerSize, captureProduct, seedThroughApi } from './capture.js';
 import { memoryOf, startCeiling, startJsonServer, startProduct } from './processes.js';
 import { expand, scenarios as scenarioList } from './scenarios.js';
@@ -78,6 +79,7 @@ export async function benchDataset({ options, dataset, track, log }) {
       nodeHttp = track(await startProduct(app.config, { pin: options.pin, timeoutMs: bootTimeout(count), transport: 'node', data: path.join(app.dir, 'node-http-data') }));
       log(`[${label}] product on node:http at ${nodeHttp.url}`);
     }
+    if (source === 'filebase' && list.some((s) => s.ceiling === 'durable')) await markWritten(app.dir);
     for (const scenario of list) {
       const targets = [
         { name: 'product', server: product, request: scenario.product },

@@ -90,6 +90,14 @@ export async function generateFilebaseApp(dir, count, { peer = false } = {}) {
   return { dir, config: path.join(dir, 'config.json'), db: path.join(dir, 'db.json'), count, generatedMs: performance.now() - started, reused: false };
 }
 
+/**
+ * The write scenarios change the entries (PATCH rewrites prices, POST adds files): a dataset they
+ * ran on is no longer the generated one, so it is generated again the next time it is asked for.
+ */
+export async function markWritten(dir) {
+  await rm(path.join(dir, '.bench-dataset.json'), { force: true });
+}
+
 /** json-server's database: the same entries under the same collection name. */
 async function writeDb(file, count) {
   const parts = [];

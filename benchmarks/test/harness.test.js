@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { entry, generateFilebaseApp } from '../lib/dataset.js';
+import { entry, generateFilebaseApp, markWritten } from '../lib/dataset.js';
 import { parseOptions } from '../lib/options.js';
 import { startBaseline, startCeiling } from '../lib/processes.js';
 import { goals } from '../lib/report.js';
@@ -215,7 +215,7 @@ describe('minimal loader', () => {
 });
 
 describe('datasets', () => {
-  it('a kept dataset grown by the write scenarios is generated again, not reused', async () => {
+  it('a kept dataset the write scenarios ran on is generated again, not reused', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-dataset-'));
     try {
       const first = await generateFilebaseApp(dir, 3);
@@ -227,6 +227,11 @@ describe('datasets', () => {
       const again = await generateFilebaseApp(dir, 3);
       assert.equal(again.reused, false);
       assert.deepEqual((await readdir(data)).sort(), ['1.json', '2.json', '3.json']);
+      // A PATCH run changes entries in place: the run marks the dataset, which is then made again.
+      await writeFile(path.join(data, '2.json'), JSON.stringify({ ...entry(2), price: 0.25 }));
+      await markWritten(dir);
+      assert.equal((await generateFilebaseApp(dir, 3)).reused, false);
+      assert.deepEqual(JSON.parse(await readFile(path.join(data, '2.json'), 'utf8')), entry(2));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
