@@ -14,7 +14,7 @@ import type { Ajv, ValidateFunction } from 'ajv';
  * One file per schema, named by a digest of ajv's version, the instance's options, the
  * schema's JSON and this module's FORMAT: an edited schema (a plugin update, an addon's
  * definition extension) is a new name, never a stale validator. The folder sits next to this
- * module (dist/kernel/.ajv-cache when built), is as trusted as the code beside it, and goes
+ * module (dist/chunks/.ajv-cache when built and bundled), is as trusted as the code beside it, and goes
  * with dist/ on every build. Where it cannot be written (a read-only install) schemas are
  * compiled at each boot, as before.
  */

@@ -8,6 +8,7 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundle } from './bundle.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // STREAMS_BUILD_OUT: build somewhere else (the test of this script, which must not swap the dist/ other tests run).
@@ -21,6 +22,14 @@ const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig
 if (result.status !== 0) {
   rmSync(fresh, { recursive: true, force: true });
   process.exit(result.status ?? 1);
+}
+// Start-up: the modules bundled into entry points and shared chunks (kernel/bundle.js).
+try {
+  await bundle(fresh);
+} catch (error) {
+  rmSync(fresh, { recursive: true, force: true });
+  process.stderr.write(`build: bundling failed: ${error.message}\n`);
+  process.exit(1);
 }
 // Two renames: the window without a dist/ is one syscall wide, never a whole compile.
 if (existsSync(dist)) renameSync(dist, old);

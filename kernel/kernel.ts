@@ -1,3 +1,6 @@
+// tsyringe needs the polyfill before it loads: imported here, where tsyringe is, so the order holds
+// however the modules are bundled (kernel/bundle.js) or which entry point loads first.
+import 'reflect-metadata';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,16 +35,17 @@ const VENDOR: Record<string, string> = {
 /**
  * The folder of the page's own files. They are plain ES modules checked by `tsc` (JSDoc
  * types) and never compiled, so they are read from the package's source tree, whether this
- * module runs from `plugins/` (tests) or from `dist/plugins/` (a built server).
+ * module runs from `plugins/` (tests) or bundled into `dist/` (a built server, kernel/bundle.js):
+ * the first folder up from here that holds `plugins/control-panel/ui`.
  */
 function uiFolder(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const inSource = path.join(here, 'ui');
-  try {
-    readdirSync(inSource);
-    return inSource;
-  } catch {
-    return path.join(here, '..', '..', '..', 'plugins', 'control-panel', 'ui');
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'plugins', 'control-panel', 'ui');
+    if (existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('the control panel cannot find its page files (plugins/control-panel/ui)');
+    dir = parent;
   }
 }
 

@@ -1,6 +1,15 @@
-import { parse } from 'csv-parse/sync';
-import { stringify } from 'csv-stringify/sync';
+import { createRequire } from 'node:module';
+import type * as CsvParse from 'csv-parse/sync';
+import type * as CsvStringify from 'csv-stringify/sync';
 import type { Entry } from '../contracts.js';
+
+// The CSV libraries (18 modules) load with the first CSV file read or written, as the YAML ones
+// do (filebase/formats.ts): a boot without a CSV stream never pays for them. Synchronous, so required.
+const require = createRequire(import.meta.url);
+let parseModule: typeof CsvParse | undefined;
+let stringifyModule: typeof CsvStringify | undefined;
+const parse: typeof CsvParse.parse = ((text: string, options: CsvParse.Options) => (parseModule ??= require('csv-parse/sync') as typeof CsvParse).parse(text, options)) as typeof CsvParse.parse;
+const stringify = (rows: unknown[][]): string => (stringifyModule ??= require('csv-stringify/sync') as typeof CsvStringify).stringify(rows);
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 

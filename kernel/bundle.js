@@ -1,0 +1,76 @@
+// Part of `npm run build` (kernel/build.js): tsc's output, ~280 ES modules, bundled into the
+// files that are loaded by name plus shared chunks. Node's ESM loader costs about a millisecond
+// per module before a server can listen (resolution, an async read, linking), most of a boot's
+// start-up (issue #33); one module per entry point and a few chunks load in a fraction of it.
+//
+// - Only this package's own code is bundled: tsyringe, reflect-metadata, ajv, pino… stay
+//   packages, so an addon that imports one of them shares the very instance the kernel uses.
+// - Every file loaded by path from outside its module graph is an entry point and keeps its
+//   name: each plugin's and folder's index.js (the plugin loader imports plugins by URL),
+//   kernel/main.js (the launcher), the addon API's testing.js, types-command.js (run as a
+//   script), uws-loader.js (the benchmark's ceiling). Code splitting keeps one instance of each
+//   module across them: an addon importing `streams-kernel/addon` meets the kernel's classes.
+// - Chunks go to dist/chunks/, one folder below dist/ like dist/kernel/: a path computed from
+//   `import.meta.url` in kernel code means the same there; plugin code that looks for its own
+//   files finds the package root by walking up (plugins/control-panel/assets.ts).
+// - The other .js files of tsc's output are removed (an import of one would load a second
+//   instance of its module and must fail loudly instead); the .d.ts files stay for addons.
+// - Without esbuild (an install without dev dependencies) tsc's output is kept as it is.
+import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/** Loaded by path from outside the module graph, beside every index.js (see above). */
+const NAMED_ENTRIES = ['kernel/main.js', 'plugins/addon/testing.js', 'plugins/openapi/types-command.js', 'plugins/http/uws-loader.js'];
+
+function jsFiles(folder, base = folder, out = []) {
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const full = path.join(folder, entry.name);
+    if (entry.isDirectory()) jsFiles(full, base, out);
+    else if (entry.name.endsWith('.js')) out.push(path.relative(base, full));
+  }
+  return out;
+}
+
+/** Bundle tsc's output in `dir` in place; false (nothing changed) when esbuild is not installed. */
+export async function bundle(dir) {
+  let esbuild;
+  try {
+    esbuild = createRequire(import.meta.url)('esbuild');
+  } catch {
+    process.stderr.write('build: esbuild is not installed (dev dependency): dist/ keeps one file per module (slower start-up)\n');
+    return false;
+  }
+  const files = jsFiles(dir);
+  const entries = files.filter((file) => path.basename(file) === 'index.js' || NAMED_ENTRIES.includes(file.split(path.sep).join('/')));
+  const out = `${dir}.bundle`;
+  rmSync(out, { recursive: true, force: true });
+  await esbuild.build({
+    entryPoints: entries.map((file) => path.join(dir, file)),
+    outdir: out,
+    outbase: dir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    // Class and function names as written (messages and logs use them; two modules' classes of one name are not renamed apart).
+    keepNames: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    // Stack traces point into the TypeScript sources through tsc's maps.
+    sourcemap: 'linked',
+    logLevel: 'warning',
+  });
+  for (const file of files) {
+    rmSync(path.join(dir, file), { force: true });
+    rmSync(path.join(dir, `${file}.map`), { force: true });
+  }
+  for (const file of jsFiles(out)) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    renameSync(path.join(out, file), path.join(dir, file));
+    renameSync(path.join(out, `${file}.map`), path.join(dir, `${file}.map`));
+  }
+  rmSync(out, { recursive: true, force: true });
+  return true;
+}
