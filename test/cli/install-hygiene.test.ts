@@ -4,7 +4,7 @@
  * addon recipe copies our range.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -66,6 +66,16 @@ describe('npm run build', () => {
       // Bundled (kernel/bundle.js): the entry point exports `main`, its code may sit in a shared chunk.
       expect(readFileSync(path.join(dist, 'kernel', 'main.js'), 'utf8')).toMatch(/export async function main|export\s*\{[^}]*\bmain\b/);
       expect(existsSync(path.join(dist, 'kernel', 'cli', 'index.js'))).toBe(true);
+      // The bundle's layout: every plugin's entry and the addon API where the plugin loader and
+      // package.json's exports look; the rest in shared chunks; an inner module gone (a deep
+      // import would load a second copy of it), its declarations kept for addons.
+      for (const plugin of readdirSync(path.join(REPO, 'plugins')).filter((name) => existsSync(path.join(REPO, 'plugins', name, 'index.ts')))) {
+        expect(existsSync(path.join(dist, 'plugins', plugin, 'index.js')), plugin).toBe(true);
+      }
+      expect(existsSync(path.join(dist, 'plugins', 'addon', 'testing.js'))).toBe(true);
+      expect(readdirSync(path.join(dist, 'chunks')).some((name) => name.endsWith('.js'))).toBe(true);
+      expect(existsSync(path.join(dist, 'plugins', 'http', 'uws-server.js'))).toBe(false);
+      expect(existsSync(path.join(dist, 'plugins', 'http', 'uws-server.d.ts'))).toBe(true);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
