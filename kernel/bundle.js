@@ -45,34 +45,38 @@ export async function bundle(dir) {
   const entries = files.filter((file) => path.basename(file) === 'index.js' || NAMED_ENTRIES.includes(file.split(path.sep).join('/')));
   const out = `${dir}.bundle`;
   rmSync(out, { recursive: true, force: true });
-  await esbuild.build({
-    entryPoints: entries.map((file) => path.join(dir, file)),
-    outdir: out,
-    outbase: dir,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    // Not keepNames: it wraps every function, the closures a request makes included, in a
-    // defineProperty call (GET one lost ~10%, paired runs). A name esbuild had to change (two
-    // modules' top-level names colliding: none today) shows only in logs.
-    keepNames: false,
-    chunkNames: 'chunks/[name]-[hash]',
-    // Stack traces point into the TypeScript sources through tsc's maps.
-    sourcemap: 'linked',
-    logLevel: 'warning',
-  });
-  for (const file of files) {
-    rmSync(path.join(dir, file), { force: true });
-    rmSync(path.join(dir, `${file}.map`), { force: true });
+  try {
+    await esbuild.build({
+      entryPoints: entries.map((file) => path.join(dir, file)),
+      outdir: out,
+      outbase: dir,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      packages: 'external',
+      // Not keepNames: it wraps every function, the closures a request makes included, in a
+      // defineProperty call (GET one lost ~10%, paired runs). A name esbuild had to change (two
+      // modules' top-level names colliding: none today) shows only in logs.
+      keepNames: false,
+      chunkNames: 'chunks/[name]-[hash]',
+      // Stack traces point into the TypeScript sources through tsc's maps.
+      sourcemap: 'linked',
+      logLevel: 'warning',
+    });
+    for (const file of files) {
+      rmSync(path.join(dir, file), { force: true });
+      rmSync(path.join(dir, `${file}.map`), { force: true });
+    }
+    for (const file of jsFiles(out)) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      renameSync(path.join(out, file), path.join(dir, file));
+      renameSync(path.join(out, `${file}.map`), path.join(dir, `${file}.map`));
+    }
+  } finally {
+    // A failed bundle leaves no folder beside dist/ (build.js removes the fresh tree itself).
+    rmSync(out, { recursive: true, force: true });
   }
-  for (const file of jsFiles(out)) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    renameSync(path.join(out, file), path.join(dir, file));
-    renameSync(path.join(out, `${file}.map`), path.join(dir, `${file}.map`));
-  }
-  rmSync(out, { recursive: true, force: true });
   return true;
 }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 
 export const USAGE = `Usage: npm run bench [-- options]
 
-  --quick            about 3 minutes on 2 cores: 10k entries, 1 s warm-up, 3 runs x 2 s,
+  --quick            about 4 minutes on 2 cores: 10k entries, 1 s warm-up, 3 runs x 2 s,
                      scaling 1k/10k/100k (100k: boot time and memory only)
   --full             (default) 10k and 100k entries, 3 s warm-up, 5 runs x 10 s,
                      scaling 1k/10k/100k/1M with filter latency everywhere (30+ minutes)

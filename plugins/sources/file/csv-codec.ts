@@ -1,15 +1,11 @@
-import { createRequire } from 'node:module';
 import type * as CsvParse from 'csv-parse/sync';
 import type * as CsvStringify from 'csv-stringify/sync';
 import type { Entry } from '../contracts.js';
+import { lazyRequire } from '../lazy-require.js';
 
-// The CSV libraries (18 modules) load with the first CSV file read or written, as the YAML ones
-// do (filebase/formats.ts): a boot without a CSV stream never pays for them. Synchronous, so required.
-const require = createRequire(import.meta.url);
-let parseModule: typeof CsvParse | undefined;
-let stringifyModule: typeof CsvStringify | undefined;
-const parse: typeof CsvParse.parse = ((text: string, options: CsvParse.Options) => (parseModule ??= require('csv-parse/sync') as typeof CsvParse).parse(text, options)) as typeof CsvParse.parse;
-const stringify = (rows: unknown[][]): string => (stringifyModule ??= require('csv-stringify/sync') as typeof CsvStringify).stringify(rows);
+// The CSV libraries (18 modules) load with the first CSV file read or written, as the YAML ones do.
+const csvParse = lazyRequire<typeof CsvParse>('csv-parse/sync');
+const csvStringify = lazyRequire<typeof CsvStringify>('csv-stringify/sync');
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -36,7 +32,7 @@ function encodeCell(value: unknown): string {
 }
 
 export function decodeCsv(text: string): Entry[] {
-  const rows = parse(text, { skip_empty_lines: true, relax_column_count: true, bom: true }) as string[][];
+  const rows = csvParse().parse(text, { skip_empty_lines: true, relax_column_count: true, bom: true }) as string[][];
   if (rows.length === 0) return [];
   const header = rows[0]!;
   const entries: Entry[] = [];
@@ -65,5 +61,5 @@ export function encodeCsv(entries: Entry[], keyName: string): string {
     }
   }
   const rows = entries.map((entry) => columns.map((column) => encodeCell(entry[column])));
-  return stringify([columns, ...rows]);
+  return csvStringify().stringify([columns, ...rows]);
 }

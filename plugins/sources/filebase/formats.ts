@@ -1,20 +1,17 @@
-import { createRequire } from 'node:module';
 import type matterFn from 'gray-matter';
 import type * as YamlModule from 'yaml';
 import type { Entry } from '../contracts.js';
+import { lazyRequire } from '../lazy-require.js';
 
 // The YAML and front-matter libraries load with the first stream in those formats: a boot that
-// reads only JSON never pays for them (about 40 ms of module loading). Parsing is synchronous,
-// so they are required, not imported.
-const require = createRequire(import.meta.url);
-let yamlModule: typeof YamlModule | undefined;
-let matterModule: typeof matterFn | undefined;
+// reads only JSON never pays for them (about 40 ms of module loading).
+const yaml = lazyRequire<typeof YamlModule>('yaml');
+const matterModule = lazyRequire<typeof matterFn>('gray-matter');
 const YAML = {
-  parse: (text: string): unknown => (yamlModule ??= require('yaml') as typeof YamlModule).parse(text),
-  stringify: (value: unknown): string => (yamlModule ??= require('yaml') as typeof YamlModule).stringify(value),
+  parse: (text: string): unknown => yaml().parse(text),
+  stringify: (value: unknown): string => yaml().stringify(value),
 };
-const matter = (text: string, options: object): { data: unknown; content: string } =>
-  (matterModule ??= require('gray-matter') as typeof matterFn)(text, options as never);
+const matter = (text: string, options: object): { data: unknown; content: string } => matterModule()(text, options as never);
 
 /** How one filebase format turns a file into an entry and back. */
 export interface EntryCodec {
