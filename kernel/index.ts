@@ -17,6 +17,8 @@ export { ExtensionLedger, RegistrationError, type RegisterOptions, type Registra
 export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions, type FileStamp, sameStamp, stampOfStats } from './tools/durable-fs.js';
 export { ByteBudgetMap } from './tools/byte-budget-map.js';
+export { nodeHttp } from './tools/node-http.js';
+export { lazyRequire } from './tools/lazy-require.js';
 export { KeyedLock } from './tools/keyed-lock.js';
 export { bootValidator, createAjv, describeAjvError, primaryAjvError } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './tools/folder-watcher.js';

@@ -8,9 +8,13 @@
 // Usage: node benchmarks/servers/minimal-loader.js --data <folder of N.json files> --port N
 // Prints {"port":N} once listening (after loading).
 import { readFileSync, readdirSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
+// Not `import http from 'node:http'`: on Node 22+ that ES module facade loads Node's internal
+// undici (~25 ms); the product avoids it too (kernel/tools/node-http.ts), and a minimal loader
+// pays no more than it must.
+const http = process.getBuiltinModule('node:http');
 
 const { values } = parseArgs({ options: { data: { type: 'string' }, port: { type: 'string', default: '0' } } });
 if (!values.data) {

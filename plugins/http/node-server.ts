@@ -1,9 +1,9 @@
-import http from 'node:http';
+import type * as http from 'node:http';
 import type { Duplex } from 'node:stream';
 import net, { type Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { performance } from 'node:perf_hooks';
-import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
+import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
@@ -90,7 +90,7 @@ export class NodeHttpServer extends HttpServerCore {
   async listen(): Promise<void> {
     const host = this.config.http.host;
     const port = await this.portToBind();
-    const server = http.createServer(
+    const server = nodeHttp.createServer(
       {
         maxHeaderSize: MAX_HEAD_BYTES,
         keepAliveTimeout: 10_000,

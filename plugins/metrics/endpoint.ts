@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { nodeHttp } from '../../kernel/index.js';
 import type { Registry } from 'prom-client';
 import type { HttpReply } from '../http/index.js';
 
@@ -13,7 +14,7 @@ export async function metricsReply(registry: Registry): Promise<HttpReply> {
  * few seconds needs no native transport.
  */
 export function listenForScrapes(registry: Registry, host: string, port: number, path: string): Promise<Server> {
-  const server = createServer((request, response) => {
+  const server = nodeHttp.createServer((request, response) => {
     const url = (request.url ?? '/').split('?')[0];
     if (url !== path || (request.method !== 'GET' && request.method !== 'HEAD')) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not Found\n');

@@ -78,7 +78,7 @@ const cases: TypeCase[] = [
   },
   {
     type: 'slug',
-    valid: [['Hello World!', 'hello-world'], ['déjà vu', 'deja-vu'], ['already-a-slug', 'already-a-slug'], ['a_b c', 'a-b-c']],
+    valid: [['Hello World!', 'hello-world'], ['déjà vu', 'deja-vu'], ['Straße Привет', 'strasse-privet'], ['already-a-slug', 'already-a-slug'], ['a_b c', 'a-b-c']],
     invalid: [['!!!', 'slug', 'The value field must be a valid slug.'], [12, 'slug', 'The value field must be a valid slug.']],
   },
   {

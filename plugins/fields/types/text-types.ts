@@ -1,5 +1,6 @@
-import transliterate from '@sindresorhus/transliterate';
+import type Transliterate from '@sindresorhus/transliterate';
 import { randomUUID } from 'node:crypto';
+import { lazyRequire } from '../../../kernel/index.js';
 import type { FieldType } from '../contracts.js';
 import { plainDefault } from './helpers.js';
 
@@ -52,6 +53,9 @@ function escapeClass(text: string): string {
   return text.replace(/[\]\\^-]/g, '\\$&');
 }
 
+// The transliteration table builds its patterns when loaded (about 10 ms): with the first slug.
+const transliterate = lazyRequire<{ default: typeof Transliterate }>('@sindresorhus/transliterate');
+
 /**
  * Laravel's Str::slug: transliterated to ASCII (`Straße` -> `strasse`, `Привет` -> `privet`,
  * by @sindresorhus/transliterate: a maintained table beats dropping every non-ASCII letter),
@@ -59,7 +63,7 @@ function escapeClass(text: string): string {
  */
 export function slugify(value: string, separator: string): string {
   const flip = separator === '-' ? '_' : '-';
-  let out = transliterate(value).normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
+  let out = transliterate().default(value).normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
   out = out.split(flip).join(separator);
   out = out.replace(/@/g, `${separator}at${separator}`);
   out = out.toLowerCase().replace(/[^a-z0-9\s_-]+/g, '').replace(new RegExp(`[${escapeClass(separator)}\\s_-]+`, 'g'), separator);

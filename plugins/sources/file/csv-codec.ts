@@ -1,7 +1,7 @@
 import type * as CsvParse from 'csv-parse/sync';
 import type * as CsvStringify from 'csv-stringify/sync';
+import { lazyRequire } from '../../../kernel/index.js';
 import type { Entry } from '../contracts.js';
-import { lazyRequire } from '../lazy-require.js';
 
 // The CSV libraries (18 modules) load with the first CSV file read or written, as the YAML ones do.
 const csvParse = lazyRequire<typeof CsvParse>('csv-parse/sync');

@@ -1,7 +1,7 @@
 import type matterFn from 'gray-matter';
 import type * as YamlModule from 'yaml';
+import { lazyRequire } from '../../../kernel/index.js';
 import type { Entry } from '../contracts.js';
-import { lazyRequire } from '../lazy-require.js';
 
 // The YAML and front-matter libraries load with the first stream in those formats: a boot that
 // reads only JSON never pays for them (about 40 ms of module loading).
