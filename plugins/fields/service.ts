@@ -1,5 +1,5 @@
-import type { Ajv } from 'ajv';
-import { AppError, BadRequestError, createAjv, ValidationError, type ErrorElement, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
+import type { Ajv, ValidateFunction } from 'ajv';
+import { AppError, assertValidSchema, BadRequestError, createAjv, ValidationError, type ErrorElement, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import { keyStrategy, newUuidKey, type DefinitionProblem, type FieldDefinition, type StreamDefinition } from '../streams/index.js';
 import type {
   EntryAttributes,
@@ -12,7 +12,7 @@ import type {
 } from './contracts.js';
 import { mapAjvErrors } from './error-mapping.js';
 import { errorElement, FILLED_MESSAGE, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
-import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type StreamPlan } from './stream-plan.js';
+import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type PlanEnvironment, type StreamPlan } from './stream-plan.js';
 import { INCREMENT, plainDefault } from './defaults.js';
 
 const textualFields = new WeakMap<FieldPlan, boolean>();
@@ -78,18 +78,38 @@ export class FieldsRegistry implements FieldsService {
   private readonly rules = new Map<string, RuleDefinition>();
   private readonly plans = new WeakMap<StreamDefinition, StreamPlan>();
   private readonly ajv: Ajv;
+  private readonly planEnvironment: PlanEnvironment;
 
   constructor(private readonly options: FieldsServiceOptions) {
     this.ledger = options.extensions ?? new ExtensionLedger();
     // strictNumbers: JSON's 1e400 parses to Infinity, which would pass `integer` and be
     // stored as null; non-finite numbers now fail the type like any other wrong value.
-    this.ajv = createAjv({ allErrors: true, verbose: true, strictNumbers: true });
+    // validateSchema: done by `compile` below with a validator from the code cache.
+    this.ajv = createAjv({ allErrors: true, verbose: true, strictNumbers: true, validateSchema: false });
     this.ajv.addKeyword({
       keyword: TEST,
       errors: false,
       validate: (test: (value: unknown, root: unknown) => boolean, data: unknown, _schema: unknown, cxt?: { rootData: unknown }) =>
         test(data, cxt?.rootData),
     });
+    this.planEnvironment = {
+      compile: (schema) => this.compile(schema),
+      types: this.types,
+      rules: this.rules,
+      timezone: options.timezone,
+      resolveStream: (id) => options.resolveStream(id),
+    };
+  }
+
+  /** A schema of a plan (a field type's may come from an addon): checked as ajv would, then compiled. */
+  private compile(schema: Record<string, unknown>): ValidateFunction {
+    assertValidSchema(this.ajv, schema);
+    try {
+      return this.ajv.compile(schema);
+    } finally {
+      // Plans are cached per definition object; ajv's own cache would only grow.
+      this.ajv.removeSchema(schema);
+    }
   }
 
   get timezone(): string {
@@ -130,13 +150,7 @@ export class FieldsRegistry implements FieldsService {
     if (cached && this.fresh(cached)) return cached;
     let plan: StreamPlan;
     try {
-      plan = new PlanCompiler(stream, {
-        ajv: this.ajv,
-        types: this.types,
-        rules: this.rules,
-        timezone: this.options.timezone,
-        resolveStream: (id) => this.options.resolveStream(id),
-      }).compile();
+      plan = new PlanCompiler(stream, this.planEnvironment).compile();
     } catch (error) {
       throw new AppError(500, `Stream [${stream.id}] is not usable: ${(error as Error).message}`);
     }
@@ -168,13 +182,7 @@ export class FieldsRegistry implements FieldsService {
     });
     if (problems.length > 0) return problems;
     try {
-      const compiler = new PlanCompiler(stream, {
-        ajv: this.ajv,
-        types: this.types,
-        rules: this.rules,
-        timezone: this.options.timezone,
-        resolveStream: (id) => this.options.resolveStream(id),
-      });
+      const compiler = new PlanCompiler(stream, this.planEnvironment);
       this.plans.set(stream, compiler.compile());
     } catch (error) {
       // A type that cannot build its schema (unknown item stream...) throws; that is a definition problem too.

@@ -1,4 +1,4 @@
-import type { Ajv, ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { FieldDefinition, StreamDefinition } from '../streams/index.js';
 import type {
   FieldToolkit,
@@ -73,7 +73,8 @@ export interface StreamPlan {
 }
 
 export interface PlanEnvironment {
-  ajv: Ajv;
+  /** `schema` compiled; never kept in ajv's own cache (plans are cached per definition object). */
+  compile(schema: Record<string, unknown>): ValidateFunction;
   types: Map<string, FieldType>;
   rules: Map<string, RuleDefinition>;
   timezone: string;
@@ -150,12 +151,9 @@ export class PlanCompiler {
     const schema = { type: 'object', properties };
     let validate: ValidateFunction;
     try {
-      validate = this.env.ajv.compile(schema);
+      validate = this.env.compile(schema);
     } catch (error) {
       throw new DefinitionIssue('/fields', `Stream [${stream.id}] cannot be compiled: ${(error as Error).message}`);
-    } finally {
-      // Plans are cached per definition object; ajv's own cache would only grow.
-      this.env.ajv.removeSchema(schema);
     }
     const protectedHandles = new Set(fields.filter((f) => f.field.protected).map((f) => f.field.handle));
     const serialized = fields.filter((f) => f.type.serialize && !f.field.protected);
@@ -264,8 +262,7 @@ export class PlanCompiler {
     let check = this.matchers.get(field);
     if (!check) {
       const schema = this.nestedSchema(field);
-      check = this.env.ajv.compile(schema);
-      this.env.ajv.removeSchema(schema);
+      check = this.env.compile(schema);
       this.matchers.set(field, check);
     }
     return check(value) as boolean;
@@ -352,10 +349,7 @@ export class PlanCompiler {
     return {
       schema,
       matches: (value) => {
-        if (!check) {
-          check = this.env.ajv.compile(schema);
-          this.env.ajv.removeSchema(schema);
-        }
+        check ??= this.env.compile(schema);
         return check(value) as boolean;
       },
       normalize: (value) => mapObject(value, fields, (f, v) => this.normalize(f, v), false),
