@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ajv, ValidateFunction } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
 
 /**
  * ajv's generated validator code, kept on disk between boots (issue #33, boot at scale).
@@ -23,9 +24,12 @@ const require = createRequire(import.meta.url);
 const AJV_VERSION = (require('ajv/package.json') as { version: string }).version;
 /** Part of every digest: raise it when what goes into a file changes (how the code is produced or run). */
 const FORMAT = 1;
-/** ajv's code writer, loaded on a miss only: a boot that finds every file never needs it. */
-const standaloneCode = (ajv: Ajv, validate: ValidateFunction): string =>
-  (require('ajv/dist/standalone') as { default: (ajv: Ajv, validate: ValidateFunction) => string }).default(ajv, validate);
+/**
+ * ajv's code writer. Imported, not required on a miss as before: since ajv is bundled into
+ * dist/ (kernel/bundle.js) the writer must be the bundle's too, the one whose classes the
+ * validators it writes out were compiled with (its code generation checks `instanceof`).
+ */
+const standaloneCode = (ajv: Ajv, validate: ValidateFunction): string => (standaloneModule as unknown as { default: (ajv: Ajv, validate: ValidateFunction) => string }).default(ajv, validate);
 
 /** The schema's JSON, or undefined when it holds what JSON cannot carry (functions, RegExps): not cached. */
 function jsonOf(schema: object): string | undefined {
