@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,12 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
  * compiled at each boot, as before.
  */
 const FOLDER = fileURLToPath(new URL('./.ajv-cache/', import.meta.url));
+/**
+ * The apps' stream schemas (kernel/ajv.ts, `streamValidator`): as many as their streams, and
+ * a new file whenever a definition changes, so a folder of their own whose files past the
+ * budget are removed oldest first; ours are a handful per version and never removed.
+ */
+export const STREAM_SCHEMAS = { folder: path.join(FOLDER, 'streams'), budgetBytes: 8 * 1024 * 1024 };
 const require = createRequire(import.meta.url);
 const AJV_VERSION = (require('ajv/package.json') as { version: string }).version;
 /** Part of every digest: raise it when what goes into a file changes (how the code is produced or run). */
@@ -58,7 +64,7 @@ function load(file: string): ValidateFunction | undefined {
   }
 }
 
-function store(folder: string, file: string, code: string): void {
+function store(folder: string, file: string, code: string, budgetBytes: number): void {
   try {
     mkdirSync(folder, { recursive: true });
     // Written aside and renamed: boots in parallel (a test suite, a cluster on one disk) never read half a file.
@@ -70,17 +76,48 @@ function store(folder: string, file: string, code: string): void {
       rmSync(temp, { force: true });
       throw error;
     }
+    if (budgetBytes !== Infinity) prune(folder, file, budgetBytes);
   } catch {
     // Not writable here: the next boot compiles again.
   }
 }
 
 /**
+ * Keep `folder` within `budgetBytes`: the oldest files (by when they were written) go first,
+ * down to three quarters of it so that the next few misses do not list it again; `kept`
+ * (just written) stays. Runs on a miss only. A file removed under a boot that still needs it
+ * is compiled and written again by that boot's next miss.
+ */
+function prune(folder: string, kept: string, budgetBytes: number): void {
+  const files: { file: string; bytes: number; written: number }[] = [];
+  let total = 0;
+  for (const name of readdirSync(folder)) {
+    const file = path.join(folder, name);
+    try {
+      const stats = statSync(file);
+      files.push({ file, bytes: stats.size, written: stats.mtimeMs });
+      total += stats.size;
+    } catch {
+      // removed meanwhile by a parallel boot
+    }
+  }
+  if (total <= budgetBytes) return;
+  files.sort((a, b) => a.written - b.written);
+  for (const { file, bytes } of files) {
+    if (total <= budgetBytes * 0.75) break;
+    if (file === kept) continue;
+    rmSync(file, { force: true });
+    total -= bytes;
+  }
+}
+
+/**
  * `schema` compiled by `ajv()` (an instance made with `code.source: true`, so its output can
  * be saved), or the same validator loaded from the cache. `options` names the instance's
- * options in the file's digest. `ajv` is only called on a miss. `folder`: the cache's (tests).
+ * options in the file's digest. `ajv` is only called on a miss. `folder`: where the files go;
+ * `budgetBytes`: how much that folder may hold (see `prune`).
  */
-export function cachedValidator(schema: object, options: string, ajv: () => Ajv, folder = FOLDER): ValidateFunction {
+export function cachedValidator(schema: object, options: string, ajv: () => Ajv, folder = FOLDER, budgetBytes = Infinity): ValidateFunction {
   const json = jsonOf(schema);
   if (json === undefined) return ajv().compile(schema);
   const name = createHash('sha256').update(`${FORMAT}\0${AJV_VERSION}\0${options}\0${json}`).digest('hex').slice(0, 40);
@@ -95,6 +132,6 @@ export function cachedValidator(schema: object, options: string, ajv: () => Ajv,
   } catch {
     return validate; // a keyword defined by a function cannot be written out: compiled each boot
   }
-  store(folder, file, code);
+  store(folder, file, code, budgetBytes);
   return validate;
 }

@@ -1,7 +1,7 @@
-import { _, Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { _, Ajv, Name, type ErrorObject, type KeywordCxt, type KeywordDefinition, type Options, type ValidateFunction } from 'ajv';
 import addFormatsPkg from 'ajv-formats';
 import { createRequire } from 'node:module';
-import { cachedValidator } from './ajv-code-cache.js';
+import { cachedValidator, STREAM_SCHEMAS } from './ajv-code-cache.js';
 
 // ajv-formats is CommonJS: under ESM its default import is the module object, the plugin is its `default`.
 const addFormats = addFormatsPkg.default;
@@ -62,11 +62,42 @@ let metaCheck: ValidateFunction | undefined;
  * from the code cache. For an instance made with `validateSchema: false` that compiles schemas
  * built at boot (the fields plugin's plans): with it on, each instance compiles the meta-schema
  * before its first schema, about 30 ms of a boot (issue #33). Throws ajv's own error
- * ("schema is invalid: ..."), its text made by `ajv`.
+ * ("schema is invalid: ..."), its text made by ajv's `errorsText` (which reads only its
+ * arguments: no instance is made for it).
  */
-export function assertValidSchema(ajv: Ajv, schema: object): void {
+export function assertValidSchema(schema: object): void {
   metaCheck ??= bootValidator(DRAFT_07, 'json-schema meta-schema', {});
-  if (!metaCheck(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(metaCheck.errors)}`);
+  if (!metaCheck(schema)) throw new Error(`schema is invalid: ${Ajv.prototype.errorsText.call(undefined, metaCheck.errors)}`);
+}
+
+/**
+ * The validator of a stream's entry schema (the fields plugin's plans), its code from the disk
+ * after the first boot when the schema is plain JSON. `ajv` makes (once) an instance of
+ * `cacheableAjv(options)`; it is only called on a miss. The apps' schemas change with their
+ * definitions, so their files share a folder with a byte budget (ajv-code-cache.ts).
+ */
+export function streamValidator(schema: Record<string, unknown>, options: Options, ajv: () => Ajv): ValidateFunction {
+  return cachedValidator(schema, `stream ${JSON.stringify(options)}`, ajv, STREAM_SCHEMAS.folder, STREAM_SCHEMAS.budgetBytes);
+}
+
+/**
+ * A keyword whose value is an index into a list of functions the caller passes as `this.p`
+ * (an instance with `passContext: true`, the validator called as `validate.call({ p }, data)`):
+ * `(data, rootData) => boolean`, failing with the keyword's default error. A schema naming its
+ * functions so stays plain JSON, and its generated code serves any list of the same shape
+ * (the ajv code cache). The index is checked at compile time only: the caller owns the list.
+ */
+// The name ajv's generated code gives the data a validator was called with (its `N.rootData`).
+const ROOT_DATA = new Name('rootData');
+
+export function indexedPredicateKeyword(keyword: string): KeywordDefinition {
+  return {
+    keyword,
+    schemaType: 'number',
+    code(cxt: KeywordCxt) {
+      cxt.fail(_`!this.p[${cxt.schemaCode}](${cxt.data}, ${ROOT_DATA})`);
+    },
+  };
 }
 
 /** "at /fields/2/type: must match pattern ..." style text for one ajv error. */

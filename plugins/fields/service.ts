@@ -1,5 +1,5 @@
-import type { Ajv, ValidateFunction } from 'ajv';
-import { AppError, assertValidSchema, BadRequestError, createAjv, ValidationError, type ErrorElement, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
+import type { Ajv, Options, ValidateFunction } from 'ajv';
+import { AppError, assertValidSchema, BadRequestError, cacheableAjv, indexedPredicateKeyword, streamValidator, ValidationError, type ErrorElement, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
 import { keyStrategy, newUuidKey, type DefinitionProblem, type FieldDefinition, type StreamDefinition } from '../streams/index.js';
 import type {
   EntryAttributes,
@@ -12,8 +12,14 @@ import type {
 } from './contracts.js';
 import { mapAjvErrors } from './error-mapping.js';
 import { errorElement, FILLED_MESSAGE, PRESENT_MESSAGE, REQUIRED_MESSAGE } from './messages.js';
-import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type PlanEnvironment, type StreamPlan } from './stream-plan.js';
+import { DefinitionIssue, DefinitionIssues, PlanCompiler, TEST, type FieldPlan, type PlanEnvironment, type Predicate, type StreamPlan } from './stream-plan.js';
 import { INCREMENT, plainDefault } from './defaults.js';
+
+// strictNumbers: JSON's 1e400 parses to Infinity, which would pass `integer` and be stored as
+// null; non-finite numbers fail the type like any other wrong value. validateSchema: done by
+// `compile` with a validator from the code cache. passContext: predicates reach the code as
+// `this.p` (TEST).
+const AJV_OPTIONS: Options = { allErrors: true, verbose: true, strictNumbers: true, validateSchema: false, passContext: true };
 
 const textualFields = new WeakMap<FieldPlan, boolean>();
 /** True when a field's stored form is text (its type's schema says `type: "string"`): nothing to cast on read. */
@@ -77,23 +83,13 @@ export class FieldsRegistry implements FieldsService {
   private readonly types = new Map<string, FieldType>();
   private readonly rules = new Map<string, RuleDefinition>();
   private readonly plans = new WeakMap<StreamDefinition, StreamPlan>();
-  private readonly ajv: Ajv;
+  private ajvInstance: Ajv | undefined;
   private readonly planEnvironment: PlanEnvironment;
 
   constructor(private readonly options: FieldsServiceOptions) {
     this.ledger = options.extensions ?? new ExtensionLedger();
-    // strictNumbers: JSON's 1e400 parses to Infinity, which would pass `integer` and be
-    // stored as null; non-finite numbers now fail the type like any other wrong value.
-    // validateSchema: done by `compile` below with a validator from the code cache.
-    this.ajv = createAjv({ allErrors: true, verbose: true, strictNumbers: true, validateSchema: false });
-    this.ajv.addKeyword({
-      keyword: TEST,
-      errors: false,
-      validate: (test: (value: unknown, root: unknown) => boolean, data: unknown, _schema: unknown, cxt?: { rootData: unknown }) =>
-        test(data, cxt?.rootData),
-    });
     this.planEnvironment = {
-      compile: (schema) => this.compile(schema),
+      compile: (schema, predicates, stream) => this.compile(schema, predicates, stream),
       types: this.types,
       rules: this.rules,
       timezone: options.timezone,
@@ -101,15 +97,39 @@ export class FieldsRegistry implements FieldsService {
     };
   }
 
-  /** A schema of a plan (a field type's may come from an addon): checked as ajv would, then compiled. */
-  private compile(schema: Record<string, unknown>): ValidateFunction {
-    assertValidSchema(this.ajv, schema);
+  /**
+   * Made on first use: a boot whose plans all come from the ajv code cache never builds one
+   * (with its formats, a few ms; issue #33).
+   */
+  private ajv(): Ajv {
+    if (this.ajvInstance === undefined) {
+      this.ajvInstance = cacheableAjv(AJV_OPTIONS);
+      this.ajvInstance.addKeyword(indexedPredicateKeyword(TEST));
+    }
+    return this.ajvInstance;
+  }
+
+  /**
+   * A schema of a plan (a field type's may come from an addon): checked as ajv would, compiled
+   * (a stream's whole schema: from the ajv code cache when it is plain JSON), and bound to its
+   * predicates.
+   */
+  private compile(schema: Record<string, unknown>, predicates: readonly Predicate[], stream = false): ValidateFunction {
+    let validate: ValidateFunction;
     try {
-      return this.ajv.compile(schema);
+      assertValidSchema(schema);
+      validate = stream ? streamValidator(schema, AJV_OPTIONS, () => this.ajv()) : this.ajv().compile(schema);
     } finally {
       // Plans are cached per definition object; ajv's own cache would only grow.
-      this.ajv.removeSchema(schema);
+      this.ajvInstance?.removeSchema(schema);
     }
+    const context = { p: predicates };
+    const bound = ((data: unknown) => {
+      const valid = validate.call(context, data) as boolean;
+      bound.errors = validate.errors;
+      return valid;
+    }) as ValidateFunction;
+    return bound;
   }
 
   get timezone(): string {

@@ -73,8 +73,12 @@ export interface StreamPlan {
 }
 
 export interface PlanEnvironment {
-  /** `schema` compiled; never kept in ajv's own cache (plans are cached per definition object). */
-  compile(schema: Record<string, unknown>): ValidateFunction;
+  /**
+   * `schema` compiled, its `x-test` indexes calling `predicates`; never kept in ajv's own
+   * cache (plans are cached per definition object). `stream`: a stream's whole entry schema,
+   * whose code may come from the ajv code cache.
+   */
+  compile(schema: Record<string, unknown>, predicates: readonly Predicate[], stream?: boolean): ValidateFunction;
   types: Map<string, FieldType>;
   rules: Map<string, RuleDefinition>;
   timezone: string;
@@ -83,7 +87,14 @@ export interface PlanEnvironment {
 
 export const RULE = 'x-rule';
 export const MESSAGE = 'x-message';
+/**
+ * A check JSON Schema cannot say (a rule's `test`, a type's `toolkit.predicate`). Schemas name
+ * it by its index in the compiler's list (`"x-test": 3`), so a schema stays plain JSON and its
+ * generated code can be kept on disk and run with another boot's functions (kernel/ajv.ts,
+ * `indexedPredicateKeyword`).
+ */
 export const TEST = 'x-test';
+export type Predicate = (value: unknown, root: unknown) => boolean;
 
 const NUMERIC_RULES = new Set(['numeric', 'integer', 'decimal']);
 
@@ -103,6 +114,8 @@ export class PlanCompiler {
   private readonly shapes = new WeakMap<FieldDefinition[], NestedShape>();
   private readonly inline = new WeakMap<object, NestedShape>();
   private readonly matchers = new WeakMap<FieldDefinition, ValidateFunction>();
+  /** Every predicate the schemas of this compiler name, by index (see TEST). */
+  private readonly predicates: Predicate[] = [];
   /** Rule problems found while compiling; reported together at the end. */
   private readonly issues: DefinitionIssue[] = [];
   readonly context: FieldTypeContext;
@@ -119,9 +132,14 @@ export class PlanCompiler {
       stream: (ref) => this.nestedStream(ref),
       resolveStream: (id) => this.resolve(id),
       matches: (field, value) => this.matches(field, value),
-      predicate: (test) => ({ [TEST]: (value: unknown) => test(value) }),
+      predicate: (test) => ({ [TEST]: this.predicate((value) => test(value)) }),
     };
     this.context = { stream, timezone: env.timezone, toolkit };
+  }
+
+  /** `test`'s index in this compiler's list, as schemas name it. */
+  private predicate(test: Predicate): number {
+    return this.predicates.push(test) - 1;
   }
 
   compile(): StreamPlan {
@@ -151,7 +169,7 @@ export class PlanCompiler {
     const schema = { type: 'object', properties };
     let validate: ValidateFunction;
     try {
-      validate = this.env.compile(schema);
+      validate = this.env.compile(schema, this.predicates, true);
     } catch (error) {
       throw new DefinitionIssue('/fields', `Stream [${stream.id}] cannot be compiled: ${(error as Error).message}`);
     }
@@ -217,7 +235,7 @@ export class PlanCompiler {
         const test = rule.test;
         const args = parsed.args;
         parts.push({
-          [TEST]: (value: unknown, root: unknown) => test(value, args, field, (root ?? {}) as Record<string, unknown>, kind),
+          [TEST]: this.predicate((value, root) => test(value, args, field, (root ?? {}) as Record<string, unknown>, kind)),
           [RULE]: parsed.name,
           [MESSAGE]: message,
         });
@@ -262,7 +280,7 @@ export class PlanCompiler {
     let check = this.matchers.get(field);
     if (!check) {
       const schema = this.nestedSchema(field);
-      check = this.env.compile(schema);
+      check = this.env.compile(schema, this.predicates);
       this.matchers.set(field, check);
     }
     return check(value) as boolean;
@@ -349,7 +367,7 @@ export class PlanCompiler {
     return {
       schema,
       matches: (value) => {
-        check ??= this.env.compile(schema);
+        check ??= this.env.compile(schema, this.predicates);
         return check(value) as boolean;
       },
       normalize: (value) => mapObject(value, fields, (f, v) => this.normalize(f, v), false),

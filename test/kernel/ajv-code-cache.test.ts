@@ -4,7 +4,7 @@
  * (answers, errors, defaults filled in), a changed schema must never meet a stale file, a
  * damaged file must be replaced, and a schema JSON cannot carry must not be cached at all.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -82,6 +82,29 @@ describe('ajv code cache', () => {
     cachedValidator(odd, 'config', ajv, folder);
     expect(compiles).toBe(2);
     expect(readdirSync(folder)).toHaveLength(0);
+  });
+
+  it('a folder with a byte budget keeps within it: the oldest files go first, the one just written stays', () => {
+    const one = (minimum: number) => ({ ...schema, properties: { ...schema.properties, port: { type: 'integer', minimum } } });
+    cachedValidator(one(1), 'stream', ajv, folder, Infinity);
+    const size = statSync(path.join(folder, readdirSync(folder)[0]!)).size;
+    const budget = Math.floor(size * 3.5); // room for three files
+    const written: string[] = [];
+    for (let minimum = 2; minimum <= 9; minimum++) {
+      const before = new Set(readdirSync(folder));
+      cachedValidator(one(minimum), 'stream', ajv, folder, budget);
+      written.push(readdirSync(folder).find((name) => !before.has(name))!);
+      const files = readdirSync(folder);
+      expect(files.reduce((total, name) => total + statSync(path.join(folder, name)).size, 0)).toBeLessThanOrEqual(budget);
+      expect(files).toContain(written.at(-1)); // the newest is never the one removed
+    }
+    // Nine files written, room for three: the older ones were removed (which of two written in
+    // the same clock tick goes first is the file system's order).
+    expect(readdirSync(folder).length).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(folder).length).toBeLessThanOrEqual(3);
+    const compilesBefore = compiles;
+    expect(cachedValidator(one(9), 'stream', ajv, folder, budget)({ port: 8 })).toBe(false);
+    expect(compiles).toBe(compilesBefore); // what is kept still loads
   });
 
   it('an unwritable folder only costs the cache', () => {
