@@ -81,7 +81,10 @@ export interface FieldToolkit {
   matches(field: FieldDefinition, value: unknown): boolean;
   /**
    * A schema fragment that runs a synchronous predicate inside the stream's compiled
-   * validator (what JSON Schema cannot say: a date in a PHP format). Call at schema time.
+   * validator (what JSON Schema cannot say: a date in a PHP format). Call at schema time,
+   * once per schema built: the fragment names the function by index in this compiler's list
+   * (the schema stays JSON, so its code can come from the ajv code cache), and it must
+   * depend only on the field and the definitions the toolkit resolved.
    */
   predicate(test: (value: unknown) => boolean): Record<string, unknown>;
 }
