@@ -81,10 +81,9 @@ export interface FieldToolkit {
   matches(field: FieldDefinition, value: unknown): boolean;
   /**
    * A schema fragment that runs a synchronous predicate inside the stream's compiled
-   * validator (what JSON Schema cannot say: a date in a PHP format). Call at schema time,
-   * once per schema built: the fragment names the function by index in this compiler's list
-   * (the schema stays JSON, so its code can come from the ajv code cache), and it must
-   * depend only on the field and the definitions the toolkit resolved.
+   * validator (what JSON Schema cannot say: a date in a PHP format). Call at schema time.
+   * The fragment names the function by its index in the compiler's list, so the schema stays
+   * JSON and its code can come from the ajv code cache; the functions are this compile's.
    */
   predicate(test: (value: unknown) => boolean): Record<string, unknown>;
 }
