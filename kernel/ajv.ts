@@ -80,6 +80,9 @@ export function streamValidator(schema: Record<string, unknown>, options: Option
   return cachedValidator(schema, `stream ${JSON.stringify(options)}`, ajv, STREAM_SCHEMAS.folder, STREAM_SCHEMAS.budgetBytes);
 }
 
+// The name ajv's generated code gives the data a validator was called with (its `N.rootData`).
+const ROOT_DATA = new Name('rootData');
+
 /**
  * A keyword whose value is an index into a list of functions the caller passes as `this.p`
  * (an instance with `passContext: true`, the validator called as `validate.call({ p }, data)`):
@@ -87,9 +90,6 @@ export function streamValidator(schema: Record<string, unknown>, options: Option
  * functions so stays plain JSON, and its generated code serves any list of the same shape
  * (the ajv code cache). The index is checked at compile time only: the caller owns the list.
  */
-// The name ajv's generated code gives the data a validator was called with (its `N.rootData`).
-const ROOT_DATA = new Name('rootData');
-
 export function indexedPredicateKeyword(keyword: string): KeywordDefinition {
   return {
     keyword,
