@@ -88,7 +88,7 @@ const ROOT_DATA = new Name('rootData');
  * (an instance with `passContext: true`, the validator called as `validate.call({ p }, data)`):
  * `(data, rootData) => boolean`, failing with the keyword's default error. A schema naming its
  * functions so stays plain JSON, and its generated code serves any list of the same shape
- * (the ajv code cache). The index is checked at compile time only: the caller owns the list.
+ * (the ajv code cache). Only its type is checked (a number): the caller owns the list.
  */
 export function indexedPredicateKeyword(keyword: string): KeywordDefinition {
   return {
