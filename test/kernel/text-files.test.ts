@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readTextFile, readTextFileSync } from '../../kernel/index.js';
+import { decodeText, readTextFile, readTextFileSync, UnreadableTextError } from '../../kernel/index.js';
 
 /** The synchronous reader filebase loads with (issue #16) reads what the async one reads. */
 describe('readTextFileSync', () => {
@@ -25,5 +25,24 @@ describe('readTextFileSync', () => {
     }
     expect(readTextFileSync(path.join(dir, 'large.json')).length).toBe(64 * 1024 - 1 + 1 + 70_000);
     expect(() => readTextFileSync(path.join(dir, 'missing.json'))).toThrow(/ENOENT/);
+  });
+});
+
+/** decodeText: a range of a Buffer (how the boot's reads decode) or of any Uint8Array, alike. */
+describe('decodeText', () => {
+  it('decodes the range asked for, without its byte order mark, from a Buffer or a plain Uint8Array', () => {
+    const text = '\ufeff{"name": "Straße Привет 🌍"}';
+    const bytes = Buffer.concat([Buffer.from('junk'), Buffer.from(text), Buffer.from('tail')]);
+    const start = 4;
+    const end = 4 + Buffer.byteLength(text);
+    expect(decodeText(bytes, start, end)).toBe(text.slice(1));
+    expect(decodeText(new Uint8Array(bytes), start, end)).toBe(text.slice(1));
+    expect(decodeText(Buffer.from(text))).toBe(text.slice(1));
+  });
+
+  it('refuses bytes that are not UTF-8 in the range, and ignores them outside it', () => {
+    const bytes = Buffer.from([0x7b, 0x7d, 0xff, 0xfe]);
+    expect(() => decodeText(bytes, 0, 4)).toThrow(UnreadableTextError);
+    expect(decodeText(bytes, 0, 2)).toBe('{}');
   });
 });
