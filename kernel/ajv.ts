@@ -6,8 +6,8 @@ import { cachedValidator, STREAM_SCHEMAS } from './ajv-code-cache.js';
 // ajv-formats is CommonJS: under ESM its default import is the module object, the plugin is its `default`.
 const addFormats = addFormatsPkg.default;
 
-/** One configured ajv instance factory, so every plugin validates the same way. */
-export function createAjv(options: Options = {}): Ajv {
+/** One configured ajv instance factory, so every plugin validates the same way (through `cacheableAjv`). */
+function createAjv(options: Options = {}): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, ...options });
   addFormats(ajv);
   return ajv;

@@ -20,7 +20,7 @@ export { ByteBudgetMap } from './tools/byte-budget-map.js';
 export { nodeHttp } from './tools/node-http.js';
 export { lazyRequire } from './tools/lazy-require.js';
 export { KeyedLock } from './tools/keyed-lock.js';
-export { assertValidSchema, bootValidator, cacheableAjv, createAjv, describeAjvError, indexedPredicateKeyword, primaryAjvError, streamValidator } from './ajv.js';
+export { assertValidSchema, bootValidator, cacheableAjv, describeAjvError, indexedPredicateKeyword, primaryAjvError, streamValidator } from './ajv.js';
 export { FolderWatcher, type FolderListener, type FolderWatcherOptions } from './tools/folder-watcher.js';
 export { backoffDelay } from './tools/backoff.js';
 export { FolderLock, FolderLockedError, LOCK_FILE_NAME, type LockHolder } from './tools/folder-lock.js';

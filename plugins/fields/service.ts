@@ -110,15 +110,19 @@ export class FieldsRegistry implements FieldsService {
   }
 
   /**
-   * A schema of a plan (a field type's may come from an addon): checked as ajv would, compiled
-   * (a stream's whole schema: from the ajv code cache when it is plain JSON), and bound to its
+   * A schema of a plan (a field type's may come from an addon): compiled after the check ajv
+   * would make (a stream's whole schema: from the ajv code cache when it is plain JSON; a file
+   * there is the code of a schema that passed it, so a hit checks nothing), and bound to its
    * predicates.
    */
   private compile(schema: Record<string, unknown>, predicates: readonly Predicate[], stream = false): ValidateFunction {
+    const checked = (): Ajv => {
+      assertValidSchema(schema);
+      return this.ajv();
+    };
     let validate: ValidateFunction;
     try {
-      assertValidSchema(schema);
-      validate = stream ? streamValidator(schema, AJV_OPTIONS, () => this.ajv()) : this.ajv().compile(schema);
+      validate = stream ? streamValidator(schema, AJV_OPTIONS, checked) : checked().compile(schema);
     } finally {
       // Plans are cached per definition object; ajv's own cache would only grow.
       this.ajvInstance?.removeSchema(schema);
