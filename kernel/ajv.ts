@@ -52,10 +52,17 @@ export function bootValidator(schema: Record<string, unknown>, purpose: string, 
   return cachedValidator(schema, `${purpose} ${JSON.stringify(options)}`, () => cacheableAjv(options));
 }
 
-// The JSON Schema meta-schema ajv checks schemas against by default (draft-07), without its
-// `$id`: the instance that compiles it already holds it under that id.
-const { $id: _metaId, ...DRAFT_07 } = createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
 let metaCheck: ValidateFunction | undefined;
+
+/**
+ * The JSON Schema meta-schema ajv checks schemas against by default (draft-07), without its
+ * `$id` (the instance that compiles it already holds it under that id). Read when first needed:
+ * a boot whose schemas all come from the code cache never checks one.
+ */
+function draft07(): Record<string, unknown> {
+  const { $id: _id, ...schema } = createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
+  return schema;
+}
 
 /**
  * ajv's own `validateSchema` step (the schema checked against draft-07), with the validator
@@ -66,7 +73,7 @@ let metaCheck: ValidateFunction | undefined;
  * arguments: no instance is made for it).
  */
 export function assertValidSchema(schema: object): void {
-  metaCheck ??= bootValidator(DRAFT_07, 'json-schema meta-schema', {});
+  metaCheck ??= bootValidator(draft07(), 'json-schema meta-schema', {});
   if (!metaCheck(schema)) throw new Error(`schema is invalid: ${Ajv.prototype.errorsText.call(undefined, metaCheck.errors)}`);
 }
 
