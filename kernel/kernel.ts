@@ -1,7 +1,5 @@
-// tsyringe needs the polyfill before it loads: imported here, where tsyringe is, so the order holds
-// however the modules are bundled (kernel/bundle.js) or which entry point loads first.
-import 'reflect-metadata';
-import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import type { DependencyContainer } from 'tsyringe';
+import { rootContainer } from './container.js';
 import { configValidator, describeAjvError, primaryAjvError } from './ajv.js';
 import type { KernelConfig } from './config-schema.js';
 import { applyConfigSections } from './config-section.js';

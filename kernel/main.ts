@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import './container.js';
 import { parseArgs } from 'node:util';
 import { loadConfigFile, type ConfigOverrides } from './config.js';
 import { ConfigError, PluginTimeoutError, pluginOfError } from './errors.js';

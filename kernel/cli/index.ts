@@ -1,5 +1,5 @@
 // tsyringe (the kernel's container) needs the polyfill before any subcommand loads a plugin.
-import 'reflect-metadata';
+import '../container.js';
 import { kernelVersion } from '../version.js';
 import { CliError } from './args.js';
 

@@ -1,4 +1,4 @@
-import 'reflect-metadata';
+import '../container.js';
 import { loadConfigFile } from '../config.js';
 import { ConfigError, PluginTimeoutError } from '../errors.js';
 import { FolderLockedError } from '../tools/folder-lock.js';

@@ -8,9 +8,10 @@
  * A test lists every export, so removing one fails the build.
  */
 
-// First: tsyringe (loaded by the plugins below) refuses to load without the polyfill, and a
-// process that imports this module without kernel/main (an addon's own tests, tools) must work.
-import 'reflect-metadata';
+// First: the reflect-metadata polyfill tsyringe refuses to load without (kernel/container.ts
+// loads both), since a process that imports this module without kernel/main (an addon's own
+// tests, tools) must work.
+import '../../kernel/container.js';
 
 // Kernel: the plugin contract, hooks, config, errors, durable files.
 export { definePlugin, type Plugin, type PluginContext, type PluginFactory, type PluginTimeouts } from '../../kernel/plugin.js';

@@ -67,6 +67,19 @@ describe('node kernel/boot.js', () => {
     expect(running.stdout()).toContain('\nundici:[]\n');
   });
 
+  it("an addon's own `import … from 'tsyringe'` meets the kernel's container (the kernel requires it, issue #33)", async () => {
+    const app = path.join(tmp, 'tsyringe-app');
+    await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
+    await writeFile(path.join(app, 'app.json'), JSON.stringify({ plugins: [path.join(REPO, 'test', 'fixtures', 'tsyringe-addon')] }));
+    const running = await startServer(['--config', path.join(app, 'app.json'), '--port', '0']);
+    try {
+      expect(running.stdout()).toContain('{"tsyringe-addon":"one container"}');
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    expect(await running.exit).toBe(0);
+  });
+
   it('prints the url line even at log level error', async () => {
     const app = path.join(tmp, 'quiet-app');
     await import('node:fs/promises').then((fs) => fs.mkdir(path.join(app, 'streams'), { recursive: true }));
