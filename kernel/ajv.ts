@@ -78,8 +78,8 @@ export function assertValidSchema(schema: object): void {
 }
 
 /**
- * The validator of a stream's entry schema (the fields plugin's plans), its code from the disk
- * after the first boot when the schema is plain JSON. `ajv` makes (once) an instance of
+ * The validator of a schema of a stream's plan (its whole entry schema, or one field's: the
+ * fields plugin), its code from the disk after the first boot when the schema is plain JSON. `ajv` makes (once) an instance of
  * `cacheableAjv(options)`; it is only called on a miss. The apps' schemas change with their
  * definitions, so their files share a folder with a byte budget (ajv-code-cache.ts).
  */

@@ -89,7 +89,7 @@ export class FieldsRegistry implements FieldsService {
   constructor(private readonly options: FieldsServiceOptions) {
     this.ledger = options.extensions ?? new ExtensionLedger();
     this.planEnvironment = {
-      compile: (schema, predicates, stream) => this.compile(schema, predicates, stream),
+      compile: (schema, predicates) => this.compile(schema, predicates),
       types: this.types,
       rules: this.rules,
       timezone: options.timezone,
@@ -110,19 +110,21 @@ export class FieldsRegistry implements FieldsService {
   }
 
   /**
-   * A schema of a plan (a field type's may come from an addon): compiled after the check ajv
-   * would make (a stream's whole schema: from the ajv code cache when it is plain JSON; a file
-   * there is the code of a schema that passed it, so a hit checks nothing), and bound to its
-   * predicates.
+   * A schema of a plan (a stream's whole entry schema, or one field's for `matches`; a field
+   * type's may come from an addon), bound to its predicates. Its code comes from the ajv code
+   * cache when it is plain JSON; the check ajv would make runs only where ajv compiles (a file
+   * in the cache is the code of a schema that passed it). A field's schema too: the first
+   * `matches` of a boot's load (a `select` value revived from a file) built the ajv instance and
+   * compiled, ~16 ms of a 100k boot on Node 20 (issue #33).
    */
-  private compile(schema: Record<string, unknown>, predicates: readonly Predicate[], stream = false): ValidateFunction {
+  private compile(schema: Record<string, unknown>, predicates: readonly Predicate[]): ValidateFunction {
     const checked = (): Ajv => {
       assertValidSchema(schema);
       return this.ajv();
     };
     let validate: ValidateFunction;
     try {
-      validate = stream ? streamValidator(schema, AJV_OPTIONS, checked) : checked().compile(schema);
+      validate = streamValidator(schema, AJV_OPTIONS, checked);
     } finally {
       // Plans are cached per definition object; ajv's own cache would only grow.
       this.ajvInstance?.removeSchema(schema);

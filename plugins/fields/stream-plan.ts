@@ -74,11 +74,10 @@ export interface StreamPlan {
 
 export interface PlanEnvironment {
   /**
-   * `schema` compiled, its `x-test` indexes calling `predicates`; never kept in ajv's own
-   * cache (plans are cached per definition object). `stream`: a stream's whole entry schema,
-   * whose code may come from the ajv code cache.
+   * `schema` compiled, its `x-test` indexes calling `predicates` (its code may come from the ajv
+   * code cache); never kept in ajv's own cache (plans are cached per definition object).
    */
-  compile(schema: Record<string, unknown>, predicates: readonly Predicate[], stream?: boolean): ValidateFunction;
+  compile(schema: Record<string, unknown>, predicates: readonly Predicate[]): ValidateFunction;
   types: Map<string, FieldType>;
   rules: Map<string, RuleDefinition>;
   timezone: string;
@@ -169,7 +168,7 @@ export class PlanCompiler {
     const schema = { type: 'object', properties };
     let validate: ValidateFunction;
     try {
-      validate = this.env.compile(schema, this.predicates, true);
+      validate = this.env.compile(schema, this.predicates);
     } catch (error) {
       throw new DefinitionIssue('/fields', `Stream [${stream.id}] cannot be compiled: ${(error as Error).message}`);
     }

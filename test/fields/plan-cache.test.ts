@@ -49,6 +49,21 @@ describe('stream plans from the ajv code cache', () => {
     expect(ajvOf(loaded)).toBeUndefined(); // its plan ran the cached code, with this service's predicates
   });
 
+  it("a field's own schema (what `revive` checks a value read from a file against) comes from the cache too: a boot's load makes no ajv instance", () => {
+    const option = fresh();
+    const shelf = stream('shelf', { id: 'integer', kind: { type: 'select', config: { options: [option, 'other'] } }, size: { type: 'select', config: { options: [1, 2, 3] } } });
+    const read = [{ id: 1, kind: option, size: '2' }, { id: 2, kind: 'unknown', size: '7' }];
+    const compiled = makeService([shelf]);
+    const expected = read.map((entry) => compiled.revive(shelf, entry));
+    expect(expected[0]).toEqual({ entry: { id: 1, kind: option, size: 2 }, problems: [] }); // a lexical form cast
+    expect(expected[1]!.problems).toHaveLength(2); // kept, and reported
+    expect(ajvOf(compiled)).toBeDefined();
+
+    const loaded = makeService([shelf]);
+    expect(read.map((entry) => loaded.revive(shelf, entry))).toEqual(expected);
+    expect(ajvOf(loaded)).toBeUndefined(); // before: the first `matches` built the instance and compiled
+  });
+
   it('a type whose schema holds what JSON cannot carry is compiled every time, never cached, and still validates', async () => {
     const note = fresh();
     const first = makeService();
