@@ -208,7 +208,7 @@ export interface FieldsService {
    */
   castFilterValue(stream: StreamDefinition, field: string, value: unknown, operator?: string): unknown;
   /** An entry read from a hand-written file, cast by its field types (`"12"` -> 12 for an integer); values that cannot be cast are listed. */
-  revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: string[] };
+  revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: readonly string[] };
   /** Relationship fields of the stream (for `with` and `links.<handle>`). */
   relations(stream: StreamDefinition): RelationInfo[];
   /** Relative API paths (`streams/<id>/entries/<key>`) of the entries a stored entry references, by field handle. */

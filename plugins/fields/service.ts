@@ -21,16 +21,24 @@ import { INCREMENT, plainDefault } from './defaults.js';
 // `this.p` (TEST).
 const AJV_OPTIONS: Options = { allErrors: true, verbose: true, strictNumbers: true, validateSchema: false, passContext: true };
 
-const textualFields = new WeakMap<FieldPlan, boolean>();
-/** True when a field's stored form is text (its type's schema says `type: "string"`): nothing to cast on read. */
-function textual(f: FieldPlan, plan: StreamPlan): boolean {
-  let known = textualFields.get(f);
-  if (known === undefined) {
-    known = (f.type.schema(f.field, plan.context) as { type?: unknown }).type === 'string';
-    textualFields.set(f, known);
+const revivedFields = new WeakMap<StreamPlan, FieldPlan[]>();
+/**
+ * The fields of a plan whose string values `revive` looks at: a type that normalizes, whose
+ * stored form is not text (a text field's schema says `type: "string"`: nothing to cast on
+ * read). Found once per plan, not per entry read (issue #33: revive runs for every entry of a
+ * boot's load).
+ */
+function revivedOf(plan: StreamPlan): FieldPlan[] {
+  let fields = revivedFields.get(plan);
+  if (fields === undefined) {
+    fields = plan.fields.filter((f) => f.type.normalize !== undefined && (f.type.schema(f.field, plan.context) as { type?: unknown }).type !== 'string');
+    revivedFields.set(plan, fields);
   }
-  return known;
+  return fields;
 }
+
+/** What `revive` reports for an entry whose values all fit (shared: nothing is ever added to it). */
+const NO_PROBLEMS: readonly string[] = Object.freeze([]);
 
 /** The most attributes one entry may have (declared and undeclared). */
 export const MAX_ATTRIBUTES = 1000;
@@ -412,25 +420,23 @@ export class FieldsRegistry implements FieldsService {
    * Only string values are looked at, and only a change of kind counts, so loading stays
    * cheap and text is never rewritten.
    */
-  revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: string[] } {
+  revive(stream: StreamDefinition, entry: EntryAttributes): { entry: EntryAttributes; problems: readonly string[] } {
     const plan = this.plan(stream);
     let out: EntryAttributes | undefined;
-    const problems: string[] = [];
-    for (const f of plan.fields) {
-      if (!f.type.normalize) continue;
+    let problems: string[] | undefined;
+    // Text fields keep exactly what was written (no trimming on read, no check): not in the list.
+    for (const f of revivedOf(plan)) {
       const value = entry[f.field.handle];
       if (typeof value !== 'string') continue;
-      // Text fields keep exactly what was written (no trimming on read, no check).
-      if (textual(f, plan)) continue;
-      const cast = f.type.normalize(value, f.field, plan.context);
+      const cast = f.type.normalize!(value, f.field, plan.context);
       if (typeof cast !== 'string' && cast !== null && cast !== undefined && plan.context.toolkit.matches(f.field, cast)) {
         out ??= { ...entry };
         out[f.field.handle] = cast;
       } else if (!plan.context.toolkit.matches(f.field, value)) {
-        problems.push(`${f.field.handle}: ${JSON.stringify(value.slice(0, 40))} is not a valid ${f.field.type}`);
+        (problems ??= []).push(`${f.field.handle}: ${JSON.stringify(value.slice(0, 40))} is not a valid ${f.field.type}`);
       }
     }
-    return { entry: out ?? entry, problems };
+    return { entry: out ?? entry, problems: problems ?? NO_PROBLEMS };
   }
 
   /**

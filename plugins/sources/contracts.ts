@@ -251,7 +251,7 @@ export type SourceFactory = (context: SourceContext) => Source;
  * integer field, `yes` for a boolean, as docs/sources.md promises): the new entry, and one
  * line per value that could not be cast (the source logs them with the file).
  */
-export type EntryReviver = (definition: StreamDefinition, entry: Entry) => { entry: Entry; problems: string[] };
+export type EntryReviver = (definition: StreamDefinition, entry: Entry) => { entry: Entry; problems: readonly string[] };
 
 /** A store for cached query results (`config.cache.store`); `memory` is built in. */
 export interface CacheStore {

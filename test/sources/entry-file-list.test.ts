@@ -31,6 +31,16 @@ describe('the entry files of a filebase folder', () => {
     }
   });
 
+  it('gives the integer of each name while every name is one, then -1 for all', () => {
+    const list = new EntryFileList('json');
+    for (const name of ['10.json', '2.json', '0.json']) list.add(name);
+    list.sort();
+    expect([0, 1, 2].map((i) => [list.nameAt(i), list.integerAt(i)])).toEqual([['0.json', 0], ['2.json', 2], ['10.json', 10]]);
+    list.add('one.json');
+    list.sort();
+    expect([0, 1, 2, 3].map((i) => list.integerAt(i))).toEqual([-1, -1, -1, -1]);
+  });
+
   it('lists nothing for an empty folder', () => {
     expect(listed([])).toEqual([]);
   });

@@ -57,6 +57,28 @@ describe('filebase formats and PHP files', () => {
     expect(await readdir(folder)).not.toContain('legacy-name.json');
   });
 
+  it('a folder of integer names (compared as numbers at load): a file holding another key is served by it and written in place', async () => {
+    const { open, data } = await app();
+    const folder = path.join(data, 'films');
+    await mkdir(folder, { recursive: true });
+    await writeFile(path.join(folder, '1.json'), JSON.stringify({ id: 1, title: 'one' }));
+    await writeFile(path.join(folder, '2.json'), JSON.stringify({ id: '2', title: 'two, keyed by text' }));
+    await writeFile(path.join(folder, '3.json'), JSON.stringify({ id: 9, title: 'nine, in the file of three' }));
+    await writeFile(path.join(folder, '4.json'), JSON.stringify({ title: 'four, keyed by its name' }));
+    const source = open(makeDefinition('films'));
+    expect(await source.count([])).toBe(4);
+    expect(await source.get(2)).toMatchObject({ title: 'two, keyed by text' });
+    expect(await source.get(4)).toMatchObject({ id: 4 });
+    expect(await source.get(3)).toBeUndefined();
+    await source.put(9, { id: 9, title: 'nine!' });
+    expect(JSON.parse(await readFile(path.join(folder, '3.json'), 'utf8'))).toMatchObject({ title: 'nine!' });
+    expect(await readdir(folder)).not.toContain('9.json');
+    // Named after their keys: written under their own names.
+    await source.put(2, { id: 2, title: 'two!' });
+    await source.put(4, { id: 4, title: 'four!' });
+    expect((await readdir(folder)).sort()).toEqual(['1.json', '2.json', '3.json', '4.json']);
+  });
+
   it('writes md with YAML front matter and the body as content; tpl with the template; yaml as a document', async () => {
     const { open, data } = await app();
     const md = open(makeDefinition('pages', { source: { type: 'filebase', format: 'md' }, fields: [field('id', 'string')] }));

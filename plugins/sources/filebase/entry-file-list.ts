@@ -58,6 +58,11 @@ export class EntryFileList {
     return this.names !== undefined ? this.names[index]! : `${this.numbers[index]!}${this.suffix}`;
   }
 
+  /** The integer a name spells (`7` for `7.json`) while every name is one, else -1: compared without spelling the name. */
+  integerAt(index: number): number {
+    return this.names !== undefined ? -1 : this.numbers[index]!;
+  }
+
   private spelled(): string[] {
     const names = new Array<string>(this.count);
     for (let i = 0; i < this.count; i++) names[i] = `${this.numbers[i]!}${this.suffix}`;
