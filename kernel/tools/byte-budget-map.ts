@@ -22,9 +22,20 @@ export class ByteBudgetMap<K, V> {
 
   constructor(
     private readonly budgetBytes: number,
-    private readonly options: { maxItems?: number; touchOnGet?: boolean; name?: string } = {},
+    private readonly options: {
+      maxItems?: number;
+      touchOnGet?: boolean;
+      name?: string;
+      /** Told of every value that leaves the map (evicted, replaced, deleted, cleared): an index kept beside it follows. */
+      onDrop?: (value: V) => void;
+    } = {},
   ) {
     this.counter = options.name === undefined ? undefined : cacheCounter(options.name);
+  }
+
+  /** Count a hit found through an index kept beside the map (see `onDrop`), as `get` counts its own. */
+  countHit(): void {
+    if (this.counter !== undefined) this.counter.hits++;
   }
 
   /** The value of `key` (with `touchOnGet`, it becomes the most recently used). */
@@ -55,9 +66,11 @@ export class ByteBudgetMap<K, V> {
       const oldest = this.costs.entries();
       while ((this.held + cost > this.budgetBytes * slack || this.values.size >= countBound) && this.values.size > 0) {
         const [dropped, droppedCost] = oldest.next().value!;
+        const value = this.values.get(dropped)!;
         this.values.delete(dropped);
         this.costs.delete(dropped);
         this.held -= droppedCost;
+        this.options.onDrop?.(value);
       }
     }
     this.values.set(key, value);
@@ -69,13 +82,17 @@ export class ByteBudgetMap<K, V> {
   delete(key: K): boolean {
     const cost = this.costs.get(key);
     if (cost === undefined) return false;
+    const value = this.values.get(key)!;
     this.values.delete(key);
     this.costs.delete(key);
     this.held -= cost;
+    this.options.onDrop?.(value);
     return true;
   }
 
   clear(): void {
+    const onDrop = this.options.onDrop;
+    if (onDrop !== undefined) for (const value of this.values.values()) onDrop(value);
     this.values.clear();
     this.costs.clear();
     this.held = 0;

@@ -32,6 +32,30 @@ describe('ReplyCache bounds', () => {
     expect(kept).toBeLessThanOrEqual(104);
   });
 
+  it("answers one entry's GET by the entry object only while the cache holds that answer, and only for its own URL, scope and base (#33)", () => {
+    const cache = new ReplyCache(3000, 2000);
+    const one = (id: number): HttpRequest => ({ path: `/api/streams/planets/entries/${id}`, query: '' }) as HttpRequest;
+    const entries = Array.from({ length: 6 }, (_, id) => ({ id }));
+    const body = 'x'.repeat(900);
+    cache.remember(one(1), '', 'http://h', definition, [entries[1]!], 1, body, '"1"');
+    // The first hit goes through the URL, the next ones through the entry: the same answer.
+    expect(cache.recallOne(one(1), '', 'http://h', definition, entries[1]!)?.etag).toBe('"1"');
+    expect(cache.recallOne(one(1), '', 'http://h', definition, entries[1]!)?.etag).toBe('"1"');
+    // Another URL for the entry (an encoded id), another rule set, another host, another object: no hit.
+    expect(cache.recallOne({ path: '/api/streams/planets/entries/%31', query: '' } as HttpRequest, '', 'http://h', definition, entries[1]!)).toBeUndefined();
+    expect(cache.recallOne(one(1), 'rules-b', 'http://h', definition, entries[1]!)).toBeUndefined();
+    expect(cache.recallOne(one(1), '', 'http://other', definition, entries[1]!)).toBeUndefined();
+    expect(cache.recallOne(one(1), '', 'http://h', definition, { id: 1 })).toBeUndefined();
+    // Evicted by newer answers (the budget holds three): never answered from the entry's slot again.
+    for (let id = 2; id <= 5; id++) cache.remember(one(id), '', 'http://h', definition, [entries[id]!], 1, body, `"${id}"`);
+    expect(cache.bytes).toBeLessThanOrEqual(3000);
+    expect(cache.recallOne(one(1), '', 'http://h', definition, entries[1]!)).toBeUndefined();
+    expect(cache.recallOne(one(5), '', 'http://h', definition, entries[5]!)?.etag).toBe('"5"');
+    // Replaced under its URL (a new version of the entry): the old object's slot answers nothing.
+    cache.remember(one(5), '', 'http://h', definition, [{ id: 5 }], 1, body, '"5b"');
+    expect(cache.recallOne(one(5), '', 'http://h', definition, entries[5]!)).toBeUndefined();
+  });
+
   it('never keeps a body over the largest size', () => {
     const cache = new ReplyCache(1_000_000, 1000);
     cache.remember(request('big'), '', 'http://h', definition, [], 0, 'y'.repeat(5000), '"big"');

@@ -54,4 +54,17 @@ describe('ByteBudgetMap', () => {
     expect(map.set('a', 1, 1)).toBe(false);
     expect(map.size).toBe(0);
   });
+
+  it('tells `onDrop` of every value that leaves, however it leaves', () => {
+    const dropped: string[] = [];
+    const map = new ByteBudgetMap<string, string>(10, { onDrop: (value) => void dropped.push(value) });
+    map.set('a', 'A', 4);
+    map.set('b', 'B', 4);
+    map.set('c', 'C', 4); // evicts a
+    map.set('b', 'B2', 4); // replaces b
+    map.delete('c');
+    map.set('d', 'D', 4);
+    map.clear();
+    expect(dropped).toEqual(['A', 'B', 'C', 'B2', 'D']);
+  });
 });
