@@ -158,11 +158,10 @@ export class FilebaseStore implements EntryStore {
       visited++;
       try {
         if (text === undefined) throw error;
-        const entry = this.codec.parse(text);
-        let key = entry[this.keyName];
-        if (!isEntryKey(key)) key = entry[this.keyName] = this.keyOfName(wanted.nameAt(index));
+        const entry = this.decodeFile(text, () => wanted.nameAt(index));
+        const key = entry[this.keyName];
         // A file named after its key, as nearly all are, is told by comparing numbers: no name
-        // spelled twice per file (100k of them at boot).
+        // spelled per file (100k of them at boot).
         const integer = wanted.integerAt(index);
         if (!(integer >= 0 && key === integer) && wanted.nameAt(index) !== this.standardName(keyId(key))) misnamed.push(index);
         loaded[index] = entry;
@@ -230,16 +229,14 @@ export class FilebaseStore implements EntryStore {
     return dot > 0 && this.codec.extensions.includes(name.slice(dot + 1));
   }
 
-  /** The entry a file holds, its key set (from inside the file, else from the file name). */
-  private decodeFile(name: string, text: string): Entry {
+  /** The entry a file holds, its key set (from inside the file, else from the file's name, spelled only then). */
+  private decodeFile(text: string, nameOf: () => string): Entry {
     const entry = this.codec.parse(text);
-    if (!isEntryKey(entry[this.keyName])) entry[this.keyName] = this.keyOfName(name);
+    if (!isEntryKey(entry[this.keyName])) {
+      const name = nameOf();
+      entry[this.keyName] = keyFromName(name.slice(0, name.lastIndexOf('.')), this.definition);
+    }
     return entry;
-  }
-
-  /** The key a file's name gives an entry that holds none. */
-  private keyOfName(name: string): EntryKey {
-    return keyFromName(name.slice(0, name.lastIndexOf('.')), this.definition);
   }
 
   private standardName(id: string): string {
@@ -404,7 +401,7 @@ export class FilebaseStore implements EntryStore {
       return { error: { reason: `the entry file cannot be read (${reasonOf(error)})`, cause: error } };
     }
     try {
-      return { text, entry: this.decodeFile(name, text) };
+      return { text, entry: this.decodeFile(text, () => name) };
     } catch (error) {
       return { error: { reason: `the entry file was edited on disk and cannot be read (${(error as Error).message})`, cause: error } };
     }
