@@ -23,6 +23,13 @@ export const LOAD_SLICE_MS = 10;
 /** Streams with at least this many files report their load progress (about once a second). */
 const PROGRESS_MIN = 20_000;
 
+/** Where a load's indexing is (see `indexSlice`): the next entry, the entries kept, the last ascending key. */
+interface IndexProgress {
+  next: number;
+  kept: number;
+  ascending: number;
+}
+
 /** Let pending I/O and timers run (setImmediate: after I/O callbacks). */
 export function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -209,19 +216,32 @@ export class MemorySource implements Source {
     // the heap when the first entry is served (a load ends with its largest allocations).
     const entries = await this.store.load();
     this.table.clearKeys();
-    let kept = 0;
-    // While every key so far is a number above the one before, none can repeat: the lookup for
-    // a duplicate is skipped (a cache miss per entry in a map of 1M keys, about 0.2 s).
-    let ascending = -Infinity;
-    let slice = performance.now();
-    for (let i = 0; i < entries.length; i++) {
-      // Hand the event loop back every few milliseconds (/healthz answers during a big load).
-      if ((i & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
-        await this.nextSlice();
-        slice = performance.now();
-      }
+    // Hand the event loop back every few milliseconds (/healthz answers during a big load).
+    const progress: IndexProgress = { next: 0, kept: 0, ascending: -Infinity };
+    while (!this.indexSlice(entries, progress)) await this.nextSlice();
+    entries.length = progress.kept;
+    // Sources that read in key order (filebase with numeric file names) need no sort.
+    this.table.loaded(entries);
+    this.loaded = true;
+    this.failure = undefined;
+  }
+
+  /**
+   * One slice of a load's indexing: each entry revived and indexed by key, the kept ones
+   * compacted to the front of `entries`. True once every entry is done, false after
+   * LOAD_SLICE_MS. A synchronous function of its own, because a loop inside an async function
+   * resumes unoptimized after each await (issue #33).
+   */
+  private indexSlice(entries: Entry[], progress: IndexProgress): boolean {
+    const started = performance.now();
+    let { kept, ascending } = progress;
+    let i = progress.next;
+    for (; i < entries.length; i++) {
+      if ((i & 1023) === 0 && i > progress.next && performance.now() - started > LOAD_SLICE_MS) break;
       const entry = this.revive(entries[i]!);
       const key = entry[this.keyName];
+      // While every key so far is a number above the one before, none can repeat: the lookup for
+      // a duplicate is skipped (a cache miss per entry in a map of 1M keys, about 0.2 s).
       if (typeof key === 'number' && key > ascending) {
         ascending = key;
       } else {
@@ -234,11 +254,10 @@ export class MemorySource implements Source {
       this.table.index(key, entry);
       entries[kept++] = entry;
     }
-    entries.length = kept;
-    // Sources that read in key order (filebase with numeric file names) need no sort.
-    this.table.loaded(entries);
-    this.loaded = true;
-    this.failure = undefined;
+    progress.next = i;
+    progress.kept = kept;
+    progress.ascending = ascending;
+    return i === entries.length;
   }
 
   /** Cast what a file holds by the field types (see EntryReviver); problems are logged with the file. */

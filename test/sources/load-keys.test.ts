@@ -36,4 +36,33 @@ describe('keys at load', () => {
       if (first) expect((await source.get(first.id as number))?.v).toBe(first.v);
     }
   });
+
+  it('indexes a load in slices (the event loop runs between them) and carries the kept count and key order across them', async () => {
+    const count = 30_000;
+    const items: Entry[] = Array.from({ length: count }, (_, i) => ({ id: i + 1 }));
+    // Late in the load, after several slices: a repeated key (dropped) and a key out of order (kept).
+    items.push({ id: 7, v: 'again' }, { id: 0, v: 'zero' }, { id: count + 1 });
+    const source = listedSource(items);
+    // A reviver slow enough that indexing takes several slices of LOAD_SLICE_MS.
+    source.reviveWith((_definition, entry) => {
+      const until = performance.now() + 0.002;
+      while (performance.now() < until);
+      return { entry, problems: [] };
+    });
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      turns++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await source.open();
+    counting = false;
+    expect(turns).toBeGreaterThan(2);
+    expect(await source.count([])).toBe(count + 2);
+    expect(source.warnings).toHaveLength(1);
+    expect((await source.get(7))?.v).toBeUndefined();
+    expect((await source.get(0))?.v).toBe('zero');
+    expect((await source.query({ where: [], orderBy: [], limit: 3 })).map((e) => e.id)).toEqual([0, 1, 2]);
+  });
 });

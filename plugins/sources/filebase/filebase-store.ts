@@ -115,31 +115,37 @@ export class FilebaseStore implements EntryStore {
     }
     const temps: string[] = [];
     try {
-      let slice = performance.now();
-      for (let n = 1; ; n++) {
-        const found = dir.readSync();
-        if (found === null) break;
-        const name = found.name;
-        // Hidden names (temp files among them) are never entries. Then the cheap test first: the
-        // usual name ends with the format's first extension (this loop runs once per file at
-        // boot, mostly before V8 optimizes it: every operation counts; issue #33).
-        if (name.charCodeAt(0) === 46) {
-          if (removeTemps && isTempFile(name)) temps.push(name);
-        } else if (name.endsWith(this.suffix) || this.isEntryFile(name)) {
-          // Only links need resolving (the listing tells them apart for free): one out of the roots is skipped.
-          if (!found.isSymbolicLink() || this.fileRoots?.check(this.folder + path.sep + name) === undefined) names.add(name);
-        }
-        if ((n & 1023) === 0 && performance.now() - slice > LOAD_SLICE_MS) {
-          await this.host.nextSlice();
-          slice = performance.now();
-        }
-      }
+      while (!this.listSlice(dir, names, temps, removeTemps)) await this.host.nextSlice();
     } finally {
       dir.closeSync();
     }
     for (const name of temps) await unlink(path.join(this.folder, name)).catch(() => undefined);
     names.sort();
     return names;
+  }
+
+  /**
+   * One slice of a listing: true once the folder is read to its end, false after LOAD_SLICE_MS.
+   * A synchronous function of its own, because a loop inside an async function resumes
+   * unoptimized after each await: the same listing of 100k files took ~90 ms that way and
+   * ~60 here (issue #33). It runs once per file at boot, mostly before V8 optimizes it, so the
+   * cheap tests come first.
+   */
+  private listSlice(dir: Dir, names: EntryFileList, temps: string[], removeTemps: boolean): boolean {
+    const started = performance.now();
+    for (let n = 1; ; n++) {
+      const found = dir.readSync();
+      if (found === null) return true;
+      const name = found.name;
+      // Hidden names (temp files among them) are never entries; the usual name ends with the format's first extension.
+      if (name.charCodeAt(0) === 46) {
+        if (removeTemps && isTempFile(name)) temps.push(name);
+      } else if (name.endsWith(this.suffix) || this.isEntryFile(name)) {
+        // Only links need resolving (the listing tells them apart for free): one out of the roots is skipped.
+        if (!found.isSymbolicLink() || this.fileRoots?.check(this.folder + path.sep + name) === undefined) names.add(name);
+      }
+      if ((n & 1023) === 0 && performance.now() - started > LOAD_SLICE_MS) return false;
+    }
   }
 
   async load(): Promise<Entry[]> {

@@ -62,18 +62,7 @@ export async function readFiles(
   const mine = new Uint8Array(chunks);
   const helper = names.length > 0 && names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit, maxBytes) : undefined;
   try {
-    let slice = performance.now();
-    for (;;) {
-      const chunk = Atomics.add(claims, 0, 1);
-      if (chunk >= chunks) break;
-      mine[chunk] = 1;
-      const end = Math.min(names.length, (chunk + 1) * CHUNK);
-      for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit, maxBytes);
-      if (performance.now() - slice > sliceMs) {
-        await pause();
-        slice = performance.now();
-      }
-    }
+    while (!readSlice(folder, names, visit, maxBytes, claims, mine, sliceMs)) await pause();
     if (helper === undefined) return { byWorker: 0 };
     const delivered = await helper.finished;
     // A worker that died (or could not start) leaves chunks it claimed unread: read them here.
@@ -87,6 +76,24 @@ export async function readFiles(
     return { byWorker };
   } finally {
     helper?.stop();
+  }
+}
+
+/**
+ * Claim and read chunks until none is left (true) or `sliceMs` passed (false). A synchronous
+ * function of its own, because a loop inside an async function resumes unoptimized after each
+ * await (issue #33).
+ */
+function readSlice(folder: string, names: NameList, visit: FileVisitor, maxBytes: number, claims: Int32Array, mine: Uint8Array, sliceMs: number): boolean {
+  const started = performance.now();
+  const chunks = mine.length;
+  for (;;) {
+    const chunk = Atomics.add(claims, 0, 1);
+    if (chunk >= chunks) return true;
+    mine[chunk] = 1;
+    const end = Math.min(names.length, (chunk + 1) * CHUNK);
+    for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit, maxBytes);
+    if (performance.now() - started > sliceMs) return false;
   }
 }
 
