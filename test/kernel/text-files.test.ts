@@ -44,5 +44,17 @@ describe('decodeText', () => {
     const bytes = Buffer.from([0x7b, 0x7d, 0xff, 0xfe]);
     expect(() => decodeText(bytes, 0, 4)).toThrow(UnreadableTextError);
     expect(decodeText(bytes, 0, 2)).toBe('{}');
+    // Invalid forms a lenient decoder might let through: overlong, a surrogate, a cut sequence, a stray continuation.
+    for (const bad of [[0xc0, 0xaf], [0xed, 0xa0, 0x80], [0x61, 0xe2, 0x82], [0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+      expect(() => decodeText(Buffer.from(bad)), bad.join(' ')).toThrow(UnreadableTextError);
+      expect(() => decodeText(new Uint8Array([0x20, ...bad, 0x20]), 1, bad.length + 1), bad.join(' ')).toThrow(UnreadableTextError);
+    }
+  });
+
+  it('keeps a U+FFFD the file really holds (the decoder makes one for invalid bytes too: those alone are refused)', () => {
+    const text = '{"note": "\ufffd is the replacement character", "more": "é\ufffd"}';
+    expect(decodeText(Buffer.from(text))).toBe(text);
+    expect(decodeText(new Uint8Array(Buffer.from(`x${text}`)), 1)).toBe(text);
+    expect(() => decodeText(Buffer.concat([Buffer.from(text), Buffer.from([0xff])]))).toThrow(UnreadableTextError);
   });
 });
