@@ -79,9 +79,10 @@ export function assertValidSchema(schema: object): void {
 
 /**
  * The validator of a schema of a stream's plan (its whole entry schema, or one field's: the
- * fields plugin), its code from the disk after the first boot when the schema is plain JSON. `ajv` makes (once) an instance of
- * `cacheableAjv(options)`; it is only called on a miss. The apps' schemas change with their
- * definitions, so their files share a folder with a byte budget (ajv-code-cache.ts).
+ * fields plugin), its code from the disk after the first boot when the schema is plain JSON.
+ * `ajv` makes (once) an instance of `cacheableAjv(options)`; it is only called on a miss. The
+ * apps' schemas change with their definitions, so their files share a folder with a byte
+ * budget (ajv-code-cache.ts).
  */
 export function streamValidator(schema: Record<string, unknown>, options: Options, ajv: () => Ajv): ValidateFunction {
   return cachedValidator(schema, `stream ${JSON.stringify(options)}`, ajv, STREAM_SCHEMAS.folder, STREAM_SCHEMAS.budgetBytes);
