@@ -21,9 +21,10 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
  */
 const FOLDER = fileURLToPath(new URL('./.ajv-cache/', import.meta.url));
 /**
- * The apps' stream schemas (kernel/ajv.ts, `streamValidator`): as many as their streams, and
- * a new file whenever a definition changes, so a folder of their own whose files past the
- * budget are removed oldest first; ours are a handful per version and never removed.
+ * The apps' schemas (kernel/ajv.ts, `streamValidator`: each stream's entry schema and the
+ * schemas of its fields that `matches` checks): a few per stream, and new files whenever a
+ * definition changes, so a folder of their own whose files past the budget are removed oldest
+ * first; ours are a handful per version and never removed.
  */
 export const STREAM_SCHEMAS = { folder: path.join(FOLDER, 'streams'), budgetBytes: 8 * 1024 * 1024 };
 const require = createRequire(import.meta.url);

@@ -1,7 +1,7 @@
 import { _, Ajv, Name, type ErrorObject, type KeywordCxt, type KeywordDefinition, type Options, type ValidateFunction } from 'ajv';
 import addFormatsPkg from 'ajv-formats';
-import { createRequire } from 'node:module';
 import { cachedValidator, STREAM_SCHEMAS } from './ajv-code-cache.js';
+import { lazyRequire } from './tools/lazy-require.js';
 
 // ajv-formats is CommonJS: under ESM its default import is the module object, the plugin is its `default`.
 const addFormats = addFormatsPkg.default;
@@ -59,8 +59,9 @@ let metaCheck: ValidateFunction | undefined;
  * `$id` (the instance that compiles it already holds it under that id). Read when first needed:
  * a boot whose schemas all come from the code cache never checks one.
  */
+const draft07Json = lazyRequire<Record<string, unknown>>('ajv/dist/refs/json-schema-draft-07.json');
 function draft07(): Record<string, unknown> {
-  const { $id: _id, ...schema } = createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
+  const { $id: _id, ...schema } = draft07Json();
   return schema;
 }
 
