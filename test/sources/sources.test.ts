@@ -1,3 +1,4 @@
+import { existsSync, watch, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -141,6 +142,37 @@ describe('file and self sources', () => {
     await expect(source.put('x', { id: 'x' })).rejects.toMatchObject({ status: 409 });
     expect(await readFile(path.join(data, 'planets.json'), 'utf8')).toBe('{"earth": ');
     expect(await source.healthy()).toBe(false);
+  });
+
+  it('a whole-file rewrite never replaces an edit: a file edited during every attempt refuses the write (409) and keeps the edit', async () => {
+    const { open, data } = await app();
+    await mkdir(data, { recursive: true });
+    const file = path.join(data, 'planets.json');
+    await writeFile(file, JSON.stringify({ earth: { name: 'Earth' } }));
+    const source = open(makeDefinition('planets', { source: { type: 'file' }, fields: [field('id', 'string')] }));
+    expect(await source.get('earth')).toEqual({ id: 'earth', name: 'Earth' });
+    // An editor that saves each time the server starts a temp file, so the check right before
+    // the rename finds the file changed on every attempt. Each save is one byte longer: the
+    // size differs even when the clock has not ticked between two saves.
+    let saves = 0;
+    const edited = (): string => `${JSON.stringify({ earth: { name: 'Earth' }, moon: { name: `Moon ${saves}` } })}${' '.repeat(saves)}`;
+    const editor = watch(data, (_event, name) => {
+      if (typeof name === 'string' && name.endsWith('.tmp') && existsSync(path.join(data, name))) {
+        saves++;
+        writeFileSync(file, edited());
+      }
+    });
+    try {
+      await expect(source.put('venus', { id: 'venus', name: 'Venus' })).rejects.toMatchObject({ status: 409, message: expect.stringContaining('kept changing on disk') });
+    } finally {
+      editor.close();
+    }
+    expect(saves).toBeGreaterThanOrEqual(2);
+    expect(await readFile(file, 'utf8')).toBe(edited());
+    // Nothing of the refused write is served; the edit is.
+    await expect(source.get('venus')).resolves.toBeUndefined();
+    await source.refresh?.('moon');
+    expect(await source.get('moon')).toEqual({ id: 'moon', name: `Moon ${saves}` });
   });
 
   it('self: writes update only the data of the definition file', async () => {
