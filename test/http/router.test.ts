@@ -71,6 +71,51 @@ describe('Router', () => {
   });
 });
 
+describe('remembered matches (issue #33)', () => {
+  it('answers a path matched before with the same frozen match, each method with its own handler', () => {
+    const router = new Router<string>();
+    router.add('GET', '/streams/:stream/entries/:entry', 'show');
+    router.add('PATCH', '/streams/:stream/entries/:entry', 'patch');
+    const first = router.match('GET', '/streams/planets/entries/7')!;
+    expect(router.match('GET', '/streams/planets/entries/7')).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.params)).toBe(true);
+    expect(() => {
+      (first.params as Record<string, string>).entry = '8';
+    }).toThrow(TypeError);
+    expect(router.match('PATCH', '/streams/planets/entries/7')).toMatchObject({ value: 'patch', params: { stream: 'planets', entry: '7' } });
+    expect(router.match('DELETE', '/streams/planets/entries/7')).toMatchObject({ value: undefined, allow: expect.arrayContaining(['GET', 'PATCH']) });
+    expect(router.match('GET', '/streams/planets/entries/7')).toMatchObject({ value: 'show', params: { entry: '7' } });
+  });
+
+  it('forgets what it remembered when a route is added', () => {
+    const router = new Router<string>();
+    router.add('GET', '/streams/:stream', 'show');
+    expect(router.match('GET', '/streams/special')?.value).toBe('show');
+    router.add('GET', '/streams/special', 'special');
+    expect(router.match('GET', '/streams/special')).toMatchObject({ value: 'special', params: {} });
+  });
+
+  it('remembers per decoding and per starting index, and never a path that failed to decode', () => {
+    const router = new Router<string>();
+    router.add('GET', '/things/:id', 'thing');
+    expect(router.match('GET', '/things/a%20b', decodeURIComponent)?.params).toEqual({ id: 'a b' });
+    expect(router.match('GET', '/things/a%20b', (raw) => raw)?.params).toEqual({ id: 'a%20b' });
+    expect(router.match('GET', '/api/things/x', decodeURIComponent, 4)?.params).toEqual({ id: 'x' });
+    expect(router.match('GET', '/api/things/x', decodeURIComponent)).toBeUndefined();
+    for (let i = 0; i < 2; i++) expect(() => router.match('GET', '/things/%E0%A4%A', decodeURIComponent)).toThrow(URIError);
+  });
+
+  it('keeps its memory within a byte budget, however many paths are asked', () => {
+    const router = new Router<string>();
+    router.add('GET', '/things/:id', 'thing');
+    const long = 'x'.repeat(2000);
+    for (let i = 0; i < 5000; i++) expect(router.match('GET', `/things/${long}${i}`)?.value).toBe('thing');
+    expect(router.rememberedBytes).toBeGreaterThan(0);
+    expect(router.rememberedBytes).toBeLessThanOrEqual(1024 * 1024);
+    expect(router.match('GET', '/things/1')?.params).toEqual({ id: '1' });
+  });
+});
+
 describe('route parameters', () => {
   it('have nothing to reach through a prototype: no __proto__ accessor, no constructor, no Object methods', () => {
     const router = new Router<string>();
