@@ -7,7 +7,7 @@ import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kern
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
-import { TransportRequest } from './request.js';
+import { announcesBody, TransportRequest } from './request.js';
 import { errorBody, HttpServerCore, JSON_TYPE, KNOWN_METHODS, TransportSink } from './server-core.js';
 import { statusLine, statusText } from './status-text.js';
 
@@ -216,8 +216,7 @@ export class NodeHttpServer extends HttpServerCore {
     // Headers are read from node's raw list when asked (a GET one asks two or three) instead of
     // building the whole object for every request (issue #33).
     const raw = req.rawHeaders;
-    const length = rawHeader(raw, 'content-length');
-    const hasBody = (length !== undefined && length !== '0') || rawHeader(raw, 'transfer-encoding') !== undefined;
+    const hasBody = announcesBody(rawHeader(raw, 'content-length'), rawHeader(raw, 'transfer-encoding'));
     const trustProxy = this.config.http.trust_proxy;
     const request = new NodeTransportRequest(method, path, query, null, hasBody, performance.now(), trustProxy, trustProxy ? rawHeader(raw, 'x-request-id') : undefined);
     request.raw = raw;

@@ -10,6 +10,14 @@ let sequence = 0;
 const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * Whether a request's head announces a body: a `Content-Length` other than 0, or any
+ * `Transfer-Encoding` (chunked). Absent headers are undefined or '' (as uWS answers).
+ */
+export function announcesBody(length: string | undefined, transferEncoding: string | undefined): boolean {
+  return (length !== undefined && length !== '' && length !== '0') || (transferEncoding !== undefined && transferEncoding !== '');
+}
+
+/**
  * The request object both transports hand to handlers. Method, path and query are copied
  * from the socket library's request before the handler runs (uWebSockets.js' request object
  * is stack-allocated and dies when its handler returns). Headers may be read lazily, one by
@@ -43,7 +51,8 @@ export abstract class TransportRequest implements HttpRequest {
     readonly path: string,
     readonly query: string,
     headers: Record<string, string> | null,
-    readonly hasBody: boolean,
+    /** Whether a body was announced, or undefined when the transport reads that from the headers only if asked (`hasBody`). */
+    private announced: boolean | undefined,
     readonly startedAt: number,
     private readonly trustProxy: boolean,
     /** The `X-Request-Id` header as received (kept only from a trusted proxy). */
@@ -54,6 +63,11 @@ export abstract class TransportRequest implements HttpRequest {
     // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
     if (!trustProxy) forwarded = undefined;
     this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${++sequence}`;
+  }
+
+  /** Whether the request announced a body (`announcesBody`), from its headers the first time it is asked when the transport did not say. */
+  get hasBody(): boolean {
+    return (this.announced ??= announcesBody(this.header('content-length'), this.header('transfer-encoding')));
   }
 
   /** Made on first use: most requests (a GET through the default gate) never touch it. */

@@ -30,6 +30,12 @@ for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipI
     server.route('GET', '/items/:id', (req) => ({ status: 200, body: JSON.stringify({ id: req.params.id, q: req.query }) }));
     server.route(['POST', 'PUT'], '/items/:id', async (req) => ({ status: 201, body: JSON.stringify({ body: await req.parsedBody() ?? null }) }));
     server.route('GET', '/items/special', () => ({ status: 200, body: '{"special":true}' }));
+    // A GET that reads a body: at once, and after an await (uWS looks for a GET's body only when asked).
+    server.route('GET', '/echo', async (req) => ({ status: 200, body: JSON.stringify({ has: req.hasBody, body: (await req.parsedBody()) ?? null }) }));
+    server.route('GET', '/echo-later', async (req) => {
+      await new Promise((r) => setImmediate(r));
+      return { status: 200, body: JSON.stringify({ has: req.hasBody, body: (await req.parsedBody()) ?? null }) };
+    });
     server.route('*', '/mount/*', (req) => ({ status: 200, body: JSON.stringify({ path: req.path, method: req.method }) }));
     server.route('GET', '/fail', () => {
       throw new Error('secret detail');
@@ -152,6 +158,30 @@ for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipI
       server.port,
       `POST /items/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n32\r\n${chunk}\r\n32\r\n${chunk}\r\n`,
     );
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('hands a GET its body when its handler reads it, at once or after an await', async () => {
+    for (const path of ['/echo', '/echo-later']) {
+      const text = await raw(server.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"a":1}`);
+      expect(text, path).toMatch(/^HTTP\/1\.1 200 /);
+      expect(text, path).toContain('{"has":true,"body":{"a":1}}');
+      const chunked = await raw(server.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n{"a":2}\r\n0\r\n\r\n`);
+      expect(chunked, path).toContain('{"has":true,"body":{"a":2}}');
+      const none = await request(`${base}${path}`);
+      expect(await none.body.json()).toEqual({ has: false, body: null });
+    }
+  });
+
+  it('a GET answered without reading its body goes on with the next request on the connection', async () => {
+    const text = await raw(server.port, 'GET /items/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET /items/2 HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(text).toContain('{"id":"1"');
+    expect(text).toContain('{"id":"2"');
+  });
+
+  it('answers 413 for a GET body over the cap that its handler reads', async () => {
+    const text = await raw(server.port, `GET /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":`);
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
   });
 
