@@ -5,7 +5,8 @@ import { NO_PARAMS } from './router.js';
 
 const EMPTY = Buffer.alloc(0);
 // Request ids: a per-process prefix and a counter (unique, cheap, no syscall per request).
-const ID_PREFIX = randomBytes(4).toString('hex');
+/** What every request id made by this process starts with, before `-` and its number. */
+export const REQUEST_ID_PREFIX = randomBytes(4).toString('hex');
 let sequence = 0;
 const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -33,7 +34,13 @@ export abstract class TransportRequest implements HttpRequest {
   finished = false;
   /** Set once the transport counted this request out of `inFlight`. */
   counted = false;
-  readonly id: string;
+  /**
+   * This request's number in the process, when its id is the one made here (0 when a trusted
+   * proxy's id is kept): `${REQUEST_ID_PREFIX}-${sequence}`. The text is made only when `id`
+   * is read (a transport may write the number's digits itself: see uws-head.ts).
+   */
+  readonly sequence: number;
+  private idText: string | undefined;
   responseHeaders: Array<[string, string]> | null = null;
   /** Set by the transport on a WebSocket upgrade request. */
   upgrade = false;
@@ -62,7 +69,16 @@ export abstract class TransportRequest implements HttpRequest {
     this.allHeaders = headers;
     // A trusted proxy's id keeps one id across hops; a client's own is never trusted.
     if (!trustProxy) forwarded = undefined;
-    this.id = forwarded !== undefined && FORWARDED_ID.test(forwarded) ? forwarded : `${ID_PREFIX}-${++sequence}`;
+    if (forwarded !== undefined && FORWARDED_ID.test(forwarded)) {
+      this.idText = forwarded;
+      this.sequence = 0;
+    } else {
+      this.sequence = ++sequence;
+    }
+  }
+
+  get id(): string {
+    return (this.idText ??= `${REQUEST_ID_PREFIX}-${this.sequence}`);
   }
 
   /** Whether the request announced a body (`announcesBody`), from its headers the first time it is asked when the transport did not say. */

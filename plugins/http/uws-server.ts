@@ -5,6 +5,7 @@ import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
 import { announcesBody, TransportRequest } from './request.js';
+import { ReplyHeadBytes } from './uws-head.js';
 import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
 import { statusLine } from './status-text.js';
 import type { NativeUws } from './uws-loader.js';
@@ -137,6 +138,7 @@ export class UwsHttpServer extends HttpServerCore {
   private app: TemplatedApp | null = null;
   private listenSocket: us_listen_socket | null = null;
   private readonly uws: NativeUws['uws'];
+  private readonly heads = new ReplyHeadBytes();
 
   constructor(native: NativeUws, config: KernelConfig, logger: Logger, hooks: Hooks) {
     super(config, logger, hooks);
@@ -362,12 +364,21 @@ export class UwsHttpServer extends HttpServerCore {
     // value of the first carries the others, each after its own CRLF. A call per header cost a
     // V8-to-C++ crossing and a string conversion each, most of what set the product apart from
     // a bare server sending only the body.
+    const body = reply.body;
+    if (body !== undefined && typeof body !== 'string' && reply.stream === undefined && status !== 204 && status !== 304 && request.method !== 'HEAD' && request.responseHeaders === null && request.sequence !== 0) {
+      // A body sent before (a cached GET): the head as bytes, without a string (uws-head.ts).
+      const value = this.heads.value(request.sequence, body, reply.headers, reply.type ?? JSON_TYPE);
+      if (value !== undefined) {
+        res.writeHeader(X_REQUEST_ID, value);
+        res.end(body, close);
+        return;
+      }
+    }
     let head = request.id;
     const extra = request.responseHeaders;
     if (extra !== null) for (const [name, value] of extra) head += `\r\n${name}: ${value}`;
     const headers = reply.headers;
     if (headers !== undefined) for (const [name, value] of headers) head += `\r\n${name}: ${value}`;
-    const body = reply.body;
     if (reply.stream !== undefined && request.method !== 'HEAD') {
       res.writeHeader(X_REQUEST_ID, `${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
       this.openStream(res, request, reply.stream);

@@ -30,6 +30,10 @@ for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipI
     server.route('GET', '/items/:id', (req) => ({ status: 200, body: JSON.stringify({ id: req.params.id, q: req.query }) }));
     server.route(['POST', 'PUT'], '/items/:id', async (req) => ({ status: 201, body: JSON.stringify({ body: await req.parsedBody() ?? null }) }));
     server.route('GET', '/items/special', () => ({ status: 200, body: '{"special":true}' }));
+    // The same Buffer every time, as a cached reply is (uWS writes its head as bytes then).
+    const same = Buffer.from('{"same":true}');
+    let tag = 1;
+    server.route('GET', '/same', (req) => ({ status: 200, headers: [['ETag', `"t${req.query === 'next' ? ++tag : tag}"`]], body: same }));
     // A GET that reads a body: at once, and after an await (uWS looks for a GET's body only when asked).
     server.route('GET', '/echo', async (req) => ({ status: 200, body: JSON.stringify({ has: req.hasBody, body: (await req.parsedBody()) ?? null }) }));
     server.route('GET', '/echo-later', async (req) => {
@@ -159,6 +163,21 @@ for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipI
       `POST /items/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n32\r\n${chunk}\r\n32\r\n${chunk}\r\n`,
     );
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('writes the same head for a body sent again: a new request id each time, its headers as they are now', async () => {
+    const text = await raw(server.port, 'GET /same HTTP/1.1\r\nHost: x\r\n\r\nGET /same HTTP/1.1\r\nHost: x\r\n\r\nGET /same?next HTTP/1.1\r\nHost: x\r\n\r\n');
+    const replies = text.split('HTTP/1.1 ').slice(1);
+    expect(replies).toHaveLength(3);
+    const ids = replies.map((r) => /^x-request-id: ([0-9a-f]{8}-\d+)\r$/im.exec(r)?.[1]);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-\d+$/);
+    expect(replies.map((r) => /^etag: (.*)\r$/im.exec(r)?.[1])).toEqual(['"t1"', '"t1"', '"t2"']);
+    for (const r of replies) {
+      expect(r).toMatch(/^content-type: application\/json; charset=utf-8\r$/im);
+      expect(r).toMatch(/^content-length: 13\r$/im);
+      expect(r).toContain('{"same":true}');
+    }
   });
 
   it('hands a GET its body when its handler reads it, at once or after an await', async () => {

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { REQUEST_ID_PREFIX } from '../../plugins/http/request.js';
+import { ReplyHeadBytes } from '../../plugins/http/uws-head.js';
+
+const TYPE = 'application/json; charset=utf-8';
+const text = (bytes: Uint8Array | undefined): string | undefined => (bytes === undefined ? undefined : Buffer.from(bytes).toString('utf8'));
+
+/** The head of a uWS reply as bytes (issue #33): the same text the string path writes. */
+describe('ReplyHeadBytes', () => {
+  it('writes the request id with its number, then each header and the content type, as the string path would', () => {
+    const heads = new ReplyHeadBytes();
+    const body = Buffer.from('{}');
+    for (const sequence of [1, 9, 10, 99, 100, 12345, 2 ** 40 + 7]) {
+      const headers: Array<[string, string]> = [['ETag', '"abc"'], ['Cache-Control', 'no-cache']];
+      expect(text(heads.value(sequence, body, headers, TYPE))).toBe(`${REQUEST_ID_PREFIX}-${sequence}\r\nETag: "abc"\r\nCache-Control: no-cache\r\nContent-Type: ${TYPE}`);
+    }
+    expect(text(heads.value(3, Buffer.from('x'), undefined, 'text/plain'))).toBe(`${REQUEST_ID_PREFIX}-3\r\nContent-Type: text/plain`);
+  });
+
+  it('takes new headers, a new type or a header edited in place for a body it has seen, never the old head', () => {
+    const heads = new ReplyHeadBytes();
+    const body = Buffer.from('{}');
+    expect(text(heads.value(1, body, [['ETag', '"one"']], TYPE))).toContain('ETag: "one"');
+    expect(text(heads.value(2, body, [['ETag', '"two"']], TYPE))).toContain('ETag: "two"');
+    expect(text(heads.value(3, body, [['ETag', '"two"']], 'text/csv'))).toBe(`${REQUEST_ID_PREFIX}-3\r\nETag: "two"\r\nContent-Type: text/csv`);
+    const headers: Array<[string, string]> = [['ETag', '"two"']];
+    expect(text(heads.value(4, body, headers, TYPE))).not.toContain('Vary');
+    headers.push(['Vary', 'Accept-Encoding']);
+    expect(text(heads.value(5, body, headers, TYPE))).toBe(`${REQUEST_ID_PREFIX}-5\r\nETag: "two"\r\nVary: Accept-Encoding\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.value(6, body, [], TYPE))).toBe(`${REQUEST_ID_PREFIX}-6\r\nContent-Type: ${TYPE}`);
+  });
+
+  it('leaves a head longer than its scratch buffer to the string path', () => {
+    const heads = new ReplyHeadBytes();
+    expect(heads.value(1, Buffer.from('{}'), [['X-Long', 'x'.repeat(4096)]], TYPE)).toBeUndefined();
+    expect(text(heads.value(2, Buffer.from('{}'), [['X-Short', 'y']], TYPE))).toBe(`${REQUEST_ID_PREFIX}-2\r\nX-Short: y\r\nContent-Type: ${TYPE}`);
+  });
+});
