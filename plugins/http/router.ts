@@ -5,6 +5,8 @@
  * longest first. It knows every method of a path so that it can answer 405 + Allow.
  */
 
+import { ByteBudgetMap } from '../../kernel/index.js';
+
 export interface RouteMatch<T> {
   /** The handler for the method, or undefined when the path exists with other methods only. */
   value: T | undefined;
@@ -61,8 +63,6 @@ interface PrefixEntry<T> {
   any?: T;
   allow: string[];
 }
-
-import { ByteBudgetMap } from '../../kernel/index.js';
 
 /** The parameters of a path without any (frozen: shared by every such request). */
 export const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
