@@ -21,7 +21,10 @@ export interface HttpRequest {
    * headers you need while handling the request (not after its reply was sent).
    */
   header(name: string): string | undefined;
-  /** Route parameters (`:name` segments), percent-decoded. */
+  /**
+   * Route parameters (`:name` segments), percent-decoded. Frozen: one object is shared by the
+   * requests of a path (the router remembers matches); replace it rather than edit it.
+   */
   params: Record<string, string>;
   /**
    * The pattern of the route serving this request ('' while none matched): the transport's
