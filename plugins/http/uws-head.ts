@@ -75,15 +75,17 @@ function samePairs(pairs: string[], headers: ReadonlyArray<readonly [string, str
   return true;
 }
 
-function render(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail {
-  const pairs: string[] = [];
+/**
+ * Header lines as uWS writes them after the first header's value (see `writeCorked`): each
+ * after its own CRLF. The one spelling of them, for the string path and for the bytes here.
+ */
+export function headerLines(headers: ReadonlyArray<readonly [string, string]> | null | undefined): string {
   let text = '';
-  if (headers !== undefined) {
-    for (const [name, value] of headers) {
-      pairs.push(name, value);
-      text += `${CRLF}${name}: ${value}`;
-    }
-  }
-  text += `${CRLF}Content-Type: ${type}`;
-  return { pairs, type, bytes: Buffer.from(text) };
+  if (headers) for (const [name, value] of headers) text += `${CRLF}${name}: ${value}`;
+  return text;
+}
+
+function render(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail {
+  const pairs = headers === undefined ? [] : headers.flat();
+  return { pairs, type, bytes: Buffer.from(`${headerLines(headers)}${CRLF}Content-Type: ${type}`) };
 }

@@ -5,7 +5,7 @@ import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
 import { announcesBody, TransportRequest } from './request.js';
-import { ReplyHeadBytes } from './uws-head.js';
+import { headerLines, ReplyHeadBytes } from './uws-head.js';
 import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
 import { statusLine } from './status-text.js';
 import type { NativeUws } from './uws-loader.js';
@@ -42,6 +42,11 @@ function statusBytes(status: number): ArrayBuffer {
 const CONTENT_LENGTH = headerName('content-length');
 const TRANSFER_ENCODING = headerName('transfer-encoding');
 
+/** A GET or HEAD: its body is looked for only when asked (see `readRequest`). */
+function bodyAskedLater(method: string): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
 /** What a WebSocket carries from its upgrade to its close. */
 interface SocketData {
   accept: WebSocketAccept;
@@ -57,8 +62,6 @@ class UwsTransportRequest extends TransportRequest {
   /** Headers read one by one while `req` was alive, as name, value pairs ('' for absent, as uWS answers). */
   private read: string[] | null = null;
 
-  /** A body announced in the head: read before the handler runs. */
-  readonly bodyFirst: boolean;
   /**
    * While the handler of a GET or HEAD runs (`onRequest`): its body was not looked for before,
    * and uWS can still hand it over if the handler asks for it.
@@ -78,7 +81,6 @@ class UwsTransportRequest extends TransportRequest {
   ) {
     super(method, path, query, null, hasBody, performance.now(), trustProxy, trustProxy ? req.getHeader('x-request-id') : undefined);
     this.req = req;
-    this.bodyFirst = hasBody === true;
   }
 
   override body(): Promise<Buffer> {
@@ -262,7 +264,7 @@ export class UwsHttpServer extends HttpServerCore {
     // A GET or HEAD looks for a body only when something asks (issue #33): two header reads
     // fewer on the commonest request, ~2% of a GET one. Answered at once, its body (if any)
     // is skipped by uWS, whose idle timeout still closes a connection whose body never ends.
-    const hasBody = method === 'GET' || method === 'HEAD' ? undefined : announcesBody(req.getHeader(CONTENT_LENGTH), req.getHeader(TRANSFER_ENCODING));
+    const hasBody = bodyAskedLater(method) ? undefined : announcesBody(req.getHeader(CONTENT_LENGTH), req.getHeader(TRANSFER_ENCODING));
     const request = new UwsTransportRequest(this, method, path, query, hasBody, this.config.http.trust_proxy, req);
     request.res = res;
     return request;
@@ -271,7 +273,8 @@ export class UwsHttpServer extends HttpServerCore {
   private onRequest(res: HttpResponse, req: UwsRequest): void {
     const request = this.readRequest(res, req);
     this.begin();
-    if (!request.bodyFirst) {
+    // Known already for any other method: no header read here.
+    if (bodyAskedLater(request.method) || !request.hasBody) {
       // A reply known at once (a cached GET) is written within this call: no abort watch
       // (uWS needs one only for a reply written after the handler returns), no promise.
       request.bodyLater = true;
@@ -374,11 +377,7 @@ export class UwsHttpServer extends HttpServerCore {
         return;
       }
     }
-    let head = request.id;
-    const extra = request.responseHeaders;
-    if (extra !== null) for (const [name, value] of extra) head += `\r\n${name}: ${value}`;
-    const headers = reply.headers;
-    if (headers !== undefined) for (const [name, value] of headers) head += `\r\n${name}: ${value}`;
+    const head = `${request.id}${headerLines(request.responseHeaders)}${headerLines(reply.headers)}`;
     if (reply.stream !== undefined && request.method !== 'HEAD') {
       res.writeHeader(X_REQUEST_ID, `${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
       this.openStream(res, request, reply.stream);
