@@ -34,9 +34,20 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 /** A 200 with an ETag, or a bodiless 304 when the client already has this representation. */
 export function conditionalReply(request: HttpRequest, body: string | Buffer, headers?: Array<[string, string]>, etag = etagOf(body)): HttpReply {
-  if ((request.method === 'GET' || request.method === 'HEAD') && matchesIfNoneMatch(request.header('if-none-match'), etag)) {
-    return { status: 304, headers: [['ETag', etag]] };
-  }
+  if (hasCurrent(request, etag)) return { status: 304, headers: [['ETag', etag]] };
   const list: Array<[string, string]> = headers ? [...headers, ['ETag', etag]] : [['ETag', etag]];
   return { status: 200, headers: list, body };
+}
+
+/**
+ * `conditionalReply` of a 200 made before (the reply cache's): that very answer, shared and
+ * frozen (a middleware that changes an answer builds a new one), or the 304.
+ */
+export function keptReply(request: HttpRequest, reply: Readonly<HttpReply>, etag: string): HttpReply {
+  return hasCurrent(request, etag) ? { status: 304, headers: [['ETag', etag]] } : reply;
+}
+
+/** A conditional GET or HEAD whose `If-None-Match` names `etag`: the client has this representation. */
+function hasCurrent(request: HttpRequest, etag: string): boolean {
+  return (request.method === 'GET' || request.method === 'HEAD') && matchesIfNoneMatch(request.header('if-none-match'), etag);
 }

@@ -62,6 +62,11 @@ export interface HttpRequest {
   readonly upgrade: boolean;
 }
 
+/**
+ * An answer. One may be shared and frozen (a cached GET's is the same object on every hit):
+ * to change an answer, build a new one (`{ ...reply, headers: [...] }`), or add headers
+ * with `request.setResponseHeader`.
+ */
 export interface HttpReply {
   status: number;
   /** Content-Type of the body; default `application/json; charset=utf-8`. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../kernel/index.js';
 import { API } from '../../plugins/api/index.js';
+import type { HttpReply } from '../../plugins/http/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 const streams = { planets: { name: 'Planets', fields: { id: 'integer', name: 'string' } } };
@@ -210,6 +211,34 @@ describe('interfaces and the middleware order', () => {
     expect(created.status).toBe(201);
     expect(created.json.links.location).toBe(`${app.url}/admin/api/streams/planets/entries/3`);
     expect((await app.request('GET', '/api/streams/planets/entries/3')).status).toBe(200);
+  });
+
+  it('hands a cached GET answer to middleware frozen and shared; a middleware changes it by building a new one', async () => {
+    const seen: HttpReply[] = [];
+    const addon = definePlugin({
+      name: 'stamp',
+      requires: ['api'],
+      register({ use }) {
+        use(API).middleware.register('stamp', () => async (_request, next) => {
+          const reply = await next();
+          seen.push(reply);
+          return { ...reply, headers: [...(reply.headers ?? []), ['X-Stamp', String(seen.length)]] };
+        });
+      },
+    });
+    app = await startApp({ streams, data, plugins: [addon], config: { api: { middleware: ['stamp'] } } });
+    const first = await app.request('GET', '/api/streams/planets/entries/1');
+    const second = await app.request('GET', '/api/streams/planets/entries/1');
+    const third = await app.request('GET', '/api/streams/planets/entries/1');
+    expect([first.headers['x-stamp'], second.headers['x-stamp'], third.headers['x-stamp']]).toEqual(['1', '2', '3']);
+    expect(third.headers.etag).toBe(first.headers.etag);
+    expect(third.json).toEqual(first.json);
+    // The second and third come from the reply cache: one answer object, frozen with its headers.
+    expect(seen[2]).toBe(seen[1]);
+    expect(Object.isFrozen(seen[2]) && Object.isFrozen(seen[2]!.headers)).toBe(true);
+    expect(() => seen[2]!.headers!.push(['X-Late', 'no'])).toThrow(TypeError);
+    const fresh = await app.request('GET', '/api/streams/planets/entries/1', undefined, { 'if-none-match': first.headers.etag as string });
+    expect(fresh.status).toBe(304);
   });
 
   it('runs group, gate, interface, resource, then endpoint middleware; withoutEndpointMiddleware drops inherited ones', async () => {

@@ -4,7 +4,7 @@ import type { EntryAttributes, RelationInfo } from '../../fields/index.js';
 import type { HttpReply } from '../../http/index.js';
 import { fieldOf, type StreamDefinition } from '../../streams/index.js';
 import type { ApiRequest } from '../contracts.js';
-import { conditionalReply, envelope, etagOf } from '../envelope.js';
+import { conditionalReply, envelope, etagOf, keptReply } from '../envelope.js';
 import { assertNoOperatorKeys } from '../list-params.js';
 import { json, segment, urlsOf, type EndpointContext, type EndpointHandler, type Urls } from './context.js';
 import { pagination } from './pagination.js';
@@ -204,7 +204,7 @@ export class EntryReplies {
     // Outside the caller's view rule is exactly as if it did not exist (issue #28).
     if (entry === undefined || (scope !== undefined && !this.context.entries.satisfies(definition, scope.where, stored!))) throw new NotFoundError(`Entry [${key}] not found.`);
     const cached = this.replies.recallOne(request, scope?.key ?? '', this.context.baseUrl(request), definition, entry);
-    if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
+    if (cached) return keptReply(request, cached.reply, cached.etag);
     return this.one(request, definition, entry, 200, undefined, scope);
   }
 

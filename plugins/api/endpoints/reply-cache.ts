@@ -1,6 +1,6 @@
 import { ByteBudgetMap } from '../../../kernel/index.js';
 import type { EntryAttributes } from '../../fields/index.js';
-import type { HttpRequest } from '../../http/index.js';
+import type { HttpReply, HttpRequest } from '../../http/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
 
 interface Cached {
@@ -17,6 +17,12 @@ interface Cached {
   /** Encoded once: a hit is written without another UTF-8 pass. */
   body: Buffer;
   etag: string;
+  /**
+   * The 200 answer itself, made once and frozen: a hit without `If-None-Match` hands back this
+   * very object (no reply, header list or pair to build per request), and a transport that
+   * keeps what it derived from a reply's headers (uws-head.ts) finds them unchanged by identity.
+   */
+  reply: Readonly<HttpReply>;
 }
 
 /**
@@ -101,6 +107,7 @@ export class ReplyCache {
     const bytes = Buffer.from(body);
     const size = bytes.length + key.length + base.length;
     if (size > this.largestBody) return;
-    this.items.set(key, { key, base, definition, entries, count: entries.length, first: entries[0], total, body: bytes, etag }, size);
+    const reply = Object.freeze({ status: 200, headers: Object.freeze([Object.freeze(['ETag', etag])]) as Array<[string, string]>, body: bytes });
+    this.items.set(key, { key, base, definition, entries, count: entries.length, first: entries[0], total, body: bytes, etag, reply }, size);
   }
 }

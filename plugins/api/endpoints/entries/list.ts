@@ -1,5 +1,5 @@
 import { accessOf, readScopeOf } from '../../access.js';
-import { conditionalReply } from '../../envelope.js';
+import { keptReply } from '../../envelope.js';
 import { parseListQuery } from '../../list-params.js';
 import type { EndpointHandler } from '../context.js';
 import type { EntryReplies } from '../entry-replies.js';
@@ -13,7 +13,7 @@ export function listEntries(replies: EntryReplies): EndpointHandler {
     const query = parseListQuery(request.query, context.config.api);
     const result = await context.entries.list(definition.id, query, accessOf(request)?.viewer);
     const cached = replies.replies.recall(request, scope?.key ?? '', context.baseUrl(request), definition, result.entries, result.total);
-    if (cached) return conditionalReply(request, cached.body, undefined, cached.etag);
+    if (cached) return keptReply(request, cached.reply, cached.etag);
     return replies.list(request, definition, result.entries, result.total, query.page, query.perPage, scope);
   };
 }
