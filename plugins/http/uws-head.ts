@@ -1,67 +1,78 @@
 import { REQUEST_ID_PREFIX } from './request.js';
 
-/** The rest of a head after the request id, encoded once for a body seen before. */
+/**
+ * The head of the answers of one body, laid out once in a buffer of its own:
+ * `[room for the prefix and digits][\r\nETag: …\r\nContent-Type: …]`. The request number
+ * is written right-aligned against the rest, with the id's prefix just before it (moved only
+ * when the number gains a digit), so a request writes its digits and nothing else.
+ */
 interface Tail {
   /** The header names and values it was made from, in order (name, value, name, value...). */
   pairs: string[];
+  /** The header list itself when frozen (a kept reply's, shared by every answer of it): the same object cannot differ. */
+  frozen: ReadonlyArray<readonly [string, string]> | undefined;
   type: string;
   bytes: Buffer;
+  /** Digits of the number the prefix is laid out for (0: not yet). */
+  digits: number;
+  /** The id and the rest, for numbers of `digits` digits. */
+  view: Uint8Array;
 }
 
-/** Room for the id and the rest of the head; a longer head takes the string path. */
-const SCRATCH_BYTES = 2048;
+/** Digits of the largest request number (Number.MAX_SAFE_INTEGER has 16). */
+const MAX_DIGITS = 16;
+/** A longer rest of a head takes the string path (and is not kept). */
+const MAX_TAIL_BYTES = 2048;
 const CRLF = '\r\n';
+const PREFIX = Buffer.from(`${REQUEST_ID_PREFIX}-`, 'latin1');
+/** Where the rest of the head starts in a tail's buffer. */
+const REST = PREFIX.length + MAX_DIGITS;
 
 /**
  * The value of the one header call a uWS reply makes (see `writeCorked`) as bytes, for a reply
  * whose body the transport has seen before: a reply-cache hit, a compressed body, an asset,
- * each the same Buffer every time (issue #33). The request number's digits go into a scratch
- * buffer that already holds the id's prefix, then the rest of the head
- * (`\r\nETag: …\r\nContent-Type: …`), encoded once per body and kept beside it while the body
- * lives. As a string, the value cost uWS a UTF-8 length pass, an allocation and a copy, and the
- * transport the id's text and the joins and flattening of the head, on every request.
+ * each the same Buffer every time (issue #33). The rest of the head after the request id
+ * (`\r\nETag: …\r\nContent-Type: …`) is encoded once per body and kept beside it while the
+ * body lives, with room before it for the id (see `Tail`). As a string, the value cost uWS a
+ * UTF-8 length pass, an allocation and a copy, and the transport the id's text and the joins
+ * and flattening of the head, on every request.
  *
- * uWS copies a header's bytes into its own buffer within the call, so one scratch buffer
- * serves every request. The kept tail is checked against the reply's headers (the same
- * strings, usually the very same objects) before use: a reply whose headers differ gets a new one.
+ * uWS copies a header's bytes into its own buffer within the call, so the buffer is written
+ * again by the next answer of the same body. The kept rest is checked against the reply's
+ * headers before use (by identity for a frozen list, else the same strings): a reply whose
+ * headers differ gets a new one.
  */
 export class ReplyHeadBytes {
-  // Its own ArrayBuffer (not a slice of Node's pool): the views below start at 0.
-  private readonly scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
-  /** Where the number starts: after `${REQUEST_ID_PREFIX}-`. */
-  private readonly start: number;
-  /** A view of the scratch buffer's first n bytes, by n (at most SCRATCH_BYTES of them). */
-  private readonly views: Array<Uint8Array | undefined> = [];
   private readonly tails = new WeakMap<object, Tail>();
-
-  constructor() {
-    this.start = this.scratch.write(`${REQUEST_ID_PREFIX}-`, 0, 'latin1');
-  }
 
   /**
    * The head's value for request number `sequence` answering with `body`, `headers` and
-   * content `type`; undefined when it does not fit the scratch buffer (then the caller builds
-   * the string).
+   * content `type`; undefined when the rest of the head is too long to keep (then the caller
+   * builds the string).
    */
   value(sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Uint8Array | undefined {
     let tail = this.tails.get(body);
-    if (tail === undefined || tail.type !== type || !samePairs(tail.pairs, headers)) {
+    if (tail === undefined || tail.type !== type || (headers !== tail.frozen && !samePairs(tail.pairs, headers))) {
       tail = render(headers, type);
+      if (tail === undefined) return undefined;
       this.tails.set(body, tail);
     }
     let digits = 1;
     for (let n = sequence; n >= 10; n = Math.floor(n / 10)) digits++;
-    const length = this.start + digits + tail.bytes.length;
-    if (length > SCRATCH_BYTES) return undefined;
-    const scratch = this.scratch;
-    let at = this.start + digits;
+    const bytes = tail.bytes;
+    if (digits !== tail.digits) {
+      const from = REST - digits - PREFIX.length;
+      PREFIX.copy(bytes, from);
+      tail.view = new Uint8Array(bytes.buffer, bytes.byteOffset + from, bytes.length - from);
+      tail.digits = digits;
+    }
+    let at = REST;
     let n = sequence;
     do {
-      scratch[--at] = 48 + (n % 10);
+      bytes[--at] = 48 + (n % 10);
       n = Math.floor(n / 10);
     } while (n > 0);
-    scratch.set(tail.bytes, this.start + digits);
-    return (this.views[length] ??= new Uint8Array(scratch.buffer, scratch.byteOffset, length));
+    return tail.view;
   }
 }
 
@@ -85,7 +96,14 @@ export function headerLines(headers: ReadonlyArray<readonly [string, string]> | 
   return text;
 }
 
-function render(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail {
+function render(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail | undefined {
+  const rest = `${headerLines(headers)}${CRLF}Content-Type: ${type}`;
+  const length = Buffer.byteLength(rest);
+  if (length > MAX_TAIL_BYTES) return undefined;
+  // Its own ArrayBuffer (not a slice of Node's pool, which other small Buffers share).
+  const bytes = Buffer.allocUnsafeSlow(REST + length);
+  bytes.write(rest, REST);
   const pairs = headers === undefined ? [] : headers.flat();
-  return { pairs, type, bytes: Buffer.from(`${headerLines(headers)}${CRLF}Content-Type: ${type}`) };
+  const frozen = headers !== undefined && Object.isFrozen(headers) && headers.every((pair) => Object.isFrozen(pair)) ? headers : undefined;
+  return { pairs, frozen, type, bytes, digits: 0, view: bytes };
 }

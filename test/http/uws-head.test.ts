@@ -30,7 +30,21 @@ describe('ReplyHeadBytes', () => {
     expect(text(heads.value(6, body, [], TYPE))).toBe(`${REQUEST_ID_PREFIX}-6\r\nContent-Type: ${TYPE}`);
   });
 
-  it('leaves a head longer than its scratch buffer to the string path', () => {
+  it('knows a frozen header list by identity, and still tells a new one or a new body apart', () => {
+    const heads = new ReplyHeadBytes();
+    const one = Buffer.from('{"a":1}');
+    const two = Buffer.from('{"a":2}');
+    const kept = Object.freeze([Object.freeze(['ETag', '"k1"'])]) as Array<[string, string]>;
+    const other = Object.freeze([Object.freeze(['ETag', '"k2"'])]) as Array<[string, string]>;
+    expect(text(heads.value(8, one, kept, TYPE))).toBe(`${REQUEST_ID_PREFIX}-8\r\nETag: "k1"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.value(9, two, other, TYPE))).toBe(`${REQUEST_ID_PREFIX}-9\r\nETag: "k2"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.value(10, one, kept, TYPE))).toBe(`${REQUEST_ID_PREFIX}-10\r\nETag: "k1"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.value(11, one, other, TYPE))).toBe(`${REQUEST_ID_PREFIX}-11\r\nETag: "k2"\r\nContent-Type: ${TYPE}`);
+    // Fewer digits than the last answer of this body: the id's prefix moves back next to them.
+    expect(text(heads.value(7, one, other, TYPE))).toBe(`${REQUEST_ID_PREFIX}-7\r\nETag: "k2"\r\nContent-Type: ${TYPE}`);
+  });
+
+  it('leaves a head too long to keep to the string path', () => {
     const heads = new ReplyHeadBytes();
     expect(heads.value(1, Buffer.from('{}'), [['X-Long', 'x'.repeat(4096)]], TYPE)).toBeUndefined();
     expect(text(heads.value(2, Buffer.from('{}'), [['X-Short', 'y']], TYPE))).toBe(`${REQUEST_ID_PREFIX}-2\r\nX-Short: y\r\nContent-Type: ${TYPE}`);
