@@ -93,6 +93,7 @@ export class Hooks {
       const known = [...this.table.kinds.keys()].sort().join(', ');
       throw new ConfigError(`${this.owner === undefined ? 'a listener' : `plugin "${this.owner}"`} listens to the hook "${name}", which no loaded plugin declares (known hooks: ${known})`, undefined, '/plugins');
     }
+    // One list per hook for the life of the bus, changed in place (see `watch`).
     const list = this.table.listeners.get(name) ?? [];
     const item = { listener, priority: options.priority ?? 0, owner: this.owner } as unknown as Registered<HookName>;
     list.push(item);
@@ -111,6 +112,20 @@ export class Hooks {
   has(name: HookName): boolean {
     const list = this.table.listeners.get(name);
     return list !== undefined && list.length > 0;
+  }
+
+  /**
+   * `has` for a path run on every request: the hook's own listener list (the same array for
+   * the life of the bus, listeners added and removed in place), whose `length` is read
+   * instead of a lookup by name per request.
+   */
+  watch(name: HookName): { readonly length: number } {
+    let list = this.table.listeners.get(name);
+    if (list === undefined) {
+      list = [];
+      this.table.listeners.set(name, list);
+    }
+    return list;
   }
 
   /** The listeners of a hook in run order, with their plugins (the kernel bounds each in time). */

@@ -65,6 +65,8 @@ export abstract class HttpServerCore implements HttpServer {
   /** Requests begun so far: a drain is quiet once a short while passes without one (see `graceful`). */
   private begun = 0;
   private idleWaiters: Array<() => void> = [];
+  /** Listeners of `request.handled` (read per request: see `Hooks.watch`). */
+  private readonly handledListeners: { readonly length: number };
 
   constructor(
     protected readonly config: KernelConfig,
@@ -72,6 +74,7 @@ export abstract class HttpServerCore implements HttpServer {
     protected readonly hooks: Hooks,
   ) {
     this.debug = logger.isLevelEnabled('debug');
+    this.handledListeners = hooks.watch('request.handled');
     this.compressor = new Compressor(config.http.compression);
     this.route(['GET'], '/healthz', () => ({ status: 200, body: '{"status":"ok"}' }));
     this.route(['GET'], '/readyz', () => this.readiness());
@@ -319,10 +322,10 @@ export abstract class HttpServerCore implements HttpServer {
     request.counted = true;
     request.finished = true;
     this.active--;
-    if (this.debug || this.hooks.has('request.handled')) {
+    if (this.debug || this.handledListeners.length > 0) {
       const durationMs = performance.now() - request.startedAt;
       if (this.debug) this.logger.debug({ requestId: request.id, method: request.method, path: request.path, status, durationMs, aborted: request.aborted }, 'request');
-      if (this.hooks.has('request.handled')) {
+      if (this.handledListeners.length > 0) {
         void this.hooks.notify('request.handled', { method: request.method, path: request.path, route: request.route, status, durationMs }, (error, plugin) =>
           this.logger.warn({ err: error, listener_plugin: plugin }, 'request.handled listener failed'),
         );

@@ -128,6 +128,18 @@ describe('hook names and kinds', () => {
     expect(ran).toEqual(['created']);
     expect(hooks.kindOf('entry.created')).toBe('after');
   });
+
+  it('watch: a list taken before any listener sees the listeners added and removed later, through any view of the bus', () => {
+    const hooks = new Hooks();
+    const watched = hooks.forPlugin('http').watch('request.handled');
+    expect(watched.length).toBe(0);
+    const off = hooks.forPlugin('metrics').on('request.handled', () => undefined);
+    expect(watched.length).toBe(1);
+    expect(hooks.has('request.handled')).toBe(true);
+    off();
+    expect(watched.length).toBe(0);
+    expect(hooks.has('request.handled')).toBe(false);
+  });
 });
 
 describe('background work', () => {
