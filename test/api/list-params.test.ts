@@ -1,8 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { parseListQuery } from '../../plugins/api/index.js';
-import { parseSteps, withPage } from '../../plugins/api/list-params.js';
+import { ListQueryCache, parseSteps, withPage } from '../../plugins/api/list-params.js';
 
 const defaults = { per_page: 100, max_per_page: 1000 };
+
+describe('ListQueryCache', () => {
+  it('parses a query string once: the same frozen result again, equal to parseListQuery', () => {
+    const cache = new ListQueryCache(defaults);
+    const text = 'where[year]=1977&constraint[year]=in&orderBy[name]=desc&per_page=5&page=2&with=moons';
+    const first = cache.parse(text);
+    expect(first).toEqual(parseListQuery(text, defaults));
+    expect(cache.parse(text)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.where) && Object.isFrozen(first.where[0]) && Object.isFrozen(first.where[0]!.value)).toBe(true);
+    expect(Object.isFrozen(first.orderBy[0]) && Object.isFrozen(first.with)).toBe(true);
+    expect(cache.parse('page=3')).toEqual({ where: [], orderBy: [], page: 3, perPage: 100 });
+    expect(new ListQueryCache({ per_page: 7, max_per_page: 10 }).parse('page=3').perPage).toBe(7);
+  });
+
+  it('keeps no failure: a bad query string is refused every time', () => {
+    const cache = new ListQueryCache(defaults);
+    expect(() => cache.parse('page=0')).toThrow(/positive integer/);
+    expect(() => cache.parse('page=0')).toThrow(/positive integer/);
+  });
+});
 
 describe('entry list parameters', () => {
   it('defaults to page 1 of 100', () => {
