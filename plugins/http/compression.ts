@@ -26,6 +26,15 @@ type Encoding = 'br' | 'gzip';
  */
 export class Compressor {
   private readonly memo = new WeakMap<object, Partial<Record<Encoding, Buffer>>>();
+  /**
+   * The answers made from a frozen reply (a reply-cache hit, the same object every time), by
+   * encoding: a hit is answered with the same object again, without the checks, the header
+   * list and the reply copy, and a transport finds its headers unchanged by identity.
+   */
+  private readonly answers = new WeakMap<HttpReply, Partial<Record<Encoding | 'identity', HttpReply>>>();
+  /** The last `Accept-Encoding` read and what it chose: a client sends the same one every time. */
+  private lastAccept: string | undefined;
+  private lastChoice: Encoding | undefined;
 
   constructor(private readonly settings: CompressionSettings) {}
 
@@ -35,26 +44,54 @@ export class Compressor {
     if (body === undefined || !this.settings.enabled) return reply;
     // The cheap check first: most answers (GET one) are small.
     if ((typeof body === 'string' ? body.length : body.byteLength) < this.settings.threshold) return reply;
+    const kept = this.answers.get(reply);
+    if (kept !== undefined) {
+      const answer = kept[this.encodingOf(request) ?? 'identity'];
+      if (answer !== undefined) return answer;
+    }
     if (reply.stream !== undefined || reply.status === 204 || reply.status === 304 || reply.status < 200) return reply;
     if (!COMPRESSIBLE.test(reply.type ?? 'application/json')) return reply;
     const headers = reply.headers ?? [];
     for (const [name] of headers) if (name.toLowerCase() === 'content-encoding') return reply;
     const vary: Array<[string, string]> = [...headers, ['Vary', 'Accept-Encoding']];
-    const encoding = request.method === 'HEAD' ? undefined : chosen(request.header('accept-encoding'));
-    if (encoding === undefined) return { ...reply, headers: vary };
+    const encoding = this.encodingOf(request);
+    if (encoding === undefined) return this.keep(reply, 'identity', { ...reply, headers: vary });
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     const remembered = typeof body === 'object' ? this.memo.get(body)?.[encoding] : undefined;
     const done = (compressed: Buffer): HttpReply => {
       if (typeof body === 'object') this.memo.set(body, { ...this.memo.get(body), [encoding]: compressed });
-      return { ...reply, headers: [...vary, ['Content-Encoding', encoding]], body: compressed };
+      return this.keep(reply, encoding, { ...reply, headers: [...vary, ['Content-Encoding', encoding]], body: compressed });
     };
-    if (remembered !== undefined) return { ...reply, headers: [...vary, ['Content-Encoding', encoding]], body: remembered };
+    if (remembered !== undefined) return done(remembered);
     if (bytes.byteLength <= SYNC_LIMIT) return done(encoding === 'br' ? brotliCompressSync(bytes, this.brotliOptions(bytes)) : gzipSync(bytes, { level: this.settings.gzip_level }));
     return new Promise((resolve) => {
       const finish = (error: Error | null, compressed: Buffer): void => resolve(error ? reply : done(compressed));
       if (encoding === 'br') brotliCompress(bytes, this.brotliOptions(bytes), finish);
       else gzip(bytes, { level: this.settings.gzip_level }, finish);
     });
+  }
+
+  /** The encoding to answer `request` with (none for HEAD, whose answer has no body). */
+  private encodingOf(request: HttpRequest): Encoding | undefined {
+    if (request.method === 'HEAD') return undefined;
+    const accept = request.header('accept-encoding');
+    if (accept !== this.lastAccept) {
+      this.lastChoice = chosen(accept);
+      this.lastAccept = accept;
+    }
+    return this.lastChoice;
+  }
+
+  /** `answer` as the one for `reply` in `encoding`, frozen, when `reply` is frozen (see `answers`). */
+  private keep(reply: HttpReply, encoding: Encoding | 'identity', answer: HttpReply): HttpReply {
+    if (!Object.isFrozen(reply) || (reply.headers !== undefined && !(Object.isFrozen(reply.headers) && reply.headers.every((pair) => Object.isFrozen(pair))))) return answer;
+    for (const pair of answer.headers!) Object.freeze(pair);
+    Object.freeze(answer.headers);
+    Object.freeze(answer);
+    const kept = this.answers.get(reply);
+    if (kept === undefined) this.answers.set(reply, { [encoding]: answer });
+    else kept[encoding] = answer;
+    return answer;
   }
 
   private brotliOptions(bytes: Uint8Array): { params: Record<number, number> } {

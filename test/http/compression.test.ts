@@ -69,6 +69,35 @@ describe('Compressor', () => {
     expect(chosen('br;q=0,gzip')).toBe('gzip');
   });
 
+  it('answers a frozen reply (a reply-cache hit) with the same frozen answer per encoding; a reply that is not frozen gets a new one', async () => {
+    const compressor = new Compressor({ enabled: true, threshold: 1024, brotli_quality: 4, gzip_level: 6 });
+    const body = Buffer.from(JSON.stringify(books));
+    const kept = Object.freeze({ status: 200, headers: Object.freeze([Object.freeze(['ETag', '"v1"'])]) as Array<[string, string]>, body });
+    const plain = await compressor.compress(requestFor(''), kept);
+    expect(plain.headers).toEqual([['ETag', '"v1"'], ['Vary', 'Accept-Encoding']]);
+    expect(Object.isFrozen(plain) && Object.isFrozen(plain.headers)).toBe(true);
+    expect(await compressor.compress(requestFor(''), kept)).toBe(plain);
+    const br = await compressor.compress(requestFor('br'), kept);
+    expect(br.headers).toEqual([['ETag', '"v1"'], ['Vary', 'Accept-Encoding'], ['Content-Encoding', 'br']]);
+    expect(brotliDecompressSync(br.body as Buffer).equals(body)).toBe(true);
+    expect(await compressor.compress(requestFor('br'), kept)).toBe(br);
+    const gzip = await compressor.compress(requestFor('gzip'), kept);
+    expect(gzip.headers).toContainEqual(['Content-Encoding', 'gzip']);
+    expect(await compressor.compress(requestFor('br, gzip'), kept)).toBe(br);
+    expect(await compressor.compress(requestFor(''), kept)).toBe(plain);
+    // HEAD has no body to encode: the plain answer.
+    expect(await compressor.compress({ ...requestFor('br'), method: 'HEAD' } as HttpRequest, kept)).toBe(plain);
+    // Mutable replies (headers that could change) are answered afresh each time.
+    const open = { status: 200, headers: [['ETag', '"v2"']] as Array<[string, string]>, body };
+    const once = await compressor.compress(requestFor(''), open);
+    open.headers[0]![1] = '"v3"';
+    const again = await compressor.compress(requestFor(''), open);
+    expect(again).not.toBe(once);
+    expect(again.headers).toContainEqual(['ETag', '"v3"']);
+    const thawed = Object.freeze({ status: 200, headers: [['ETag', '"v4"']] as Array<[string, string]>, body });
+    expect(await compressor.compress(requestFor(''), thawed)).not.toBe(await compressor.compress(requestFor(''), thawed));
+  });
+
   it('compresses a large body off the event loop', async () => {
     const body = Buffer.from('x'.repeat(1024 * 1024));
     const result = compressor.compress(requestFor('gzip'), { status: 200, body });
