@@ -44,6 +44,11 @@ function prepare(capture) {
 
 const captures = JSON.parse(readFileSync(values.captures, 'utf8'));
 const replay = new Map(captures.replay.map((c) => [`${c.method} ${c.url}`, prepare(c)]));
+if (!captures.replay.some((c) => c.method === 'GET')) {
+  // A captures file written by a run of writes alone (`--only patch,create`) holds no reads: a
+  // hand-run comparison of GETs against it would measure 404s.
+  process.stderr.write(`ceiling.js: ${values.captures} holds no GET replies: every GET is answered 404 (capture again with a run that reads)\n`);
+}
 const writes = Object.fromEntries(Object.entries(captures.writes ?? {}).map(([method, c]) => [method, prepare(c)]));
 const dir = path.resolve(values.dir);
 mkdirSync(dir, { recursive: true });
