@@ -108,6 +108,8 @@ export interface EntriesService {
   withRelations(stream: string, entries: EntryAttributes[], relations: string[], viewer?: Viewer): Promise<EntryAttributes[]>;
   /** With a viewer: only the rows its `list` scope shows (total too); a hidden field in a filter or sort is a 400. */
   list(stream: string, query: ListQuery, viewer?: Viewer): Promise<ListResult>;
+  /** `list` answered at once where the stream's source holds its entries in memory and no relation is asked (`with`), else `NOT_AT_HAND`. */
+  listNow(stream: string, query: ListQuery, viewer?: Viewer): ListResult | typeof NOT_AT_HAND;
   /** Run read-only criteria steps (query endpoint); unknown or write methods: 400. */
   query(stream: string, steps: QueryStep[], page: number, perPage: number, viewer?: Viewer): Promise<ListResult>;
   create(stream: string, input: EntryAttributes, condition?: WriteCondition): Promise<EntryAttributes>;

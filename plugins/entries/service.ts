@@ -8,6 +8,7 @@ import {
   type ExternalChange,
   type OrderClause,
   type Source,
+  type SourceQuery,
   type SourceRegistry,
   type WhereClause,
 } from '../sources/index.js';
@@ -139,14 +140,27 @@ export class EntriesServiceImpl implements EntriesService {
   async list(stream: string, query: ListQuery, viewer?: Viewer): Promise<ListResult> {
     const definition = this.deps.streams.require(stream);
     const scope = this.scopeOf(definition, viewer, 'list');
+    const result = await this.source(definition).paginate(this.pageQuery(definition, query, scope));
+    const entries = query.with && query.with.length > 0 ? await eagerLoad(this.relationContext, definition, result.entries, query.with, viewer, scope) : result.entries;
+    return { entries, total: result.total };
+  }
+
+  listNow(stream: string, query: ListQuery, viewer?: Viewer): ListResult | typeof NOT_AT_HAND {
+    const definition = this.deps.streams.require(stream);
+    const source = this.source(definition);
+    // Relations are loaded by lookups that may wait: such a page takes `list`.
+    if (source.paginateNow === undefined || (query.with !== undefined && query.with.length > 0)) return NOT_AT_HAND;
+    return source.paginateNow(this.pageQuery(definition, query, this.scopeOf(definition, viewer, 'list')));
+  }
+
+  /** What a list page asks its source: the caller's filter under its scope, its order, the page's window. */
+  private pageQuery(definition: StreamDefinition, query: ListQuery, scope: ReadScope | undefined): SourceQuery {
     const orderBy = query.orderBy.map((o) => checkOrder(definition, o.field, o.direction));
     const fields = this.deps.fields();
     const where = this.scoped(definition, query.where.map((c) => castClause(fields, definition, c)), orderBy, scope);
     const perPage = Math.max(1, Math.trunc(query.perPage));
     const page = Math.max(1, Math.trunc(query.page));
-    const result = await this.source(definition).paginate({ where, orderBy, skip: (page - 1) * perPage, limit: perPage });
-    const entries = query.with && query.with.length > 0 ? await eagerLoad(this.relationContext, definition, result.entries, query.with, viewer, scope) : result.entries;
-    return { entries, total: result.total };
+    return { where, orderBy, skip: (page - 1) * perPage, limit: perPage };
   }
 
   async query(stream: string, steps: QueryStep[], page: number, perPage: number, viewer?: Viewer): Promise<ListResult> {

@@ -160,6 +160,12 @@ export interface Source {
   count(where: WhereClause[]): Promise<number>;
   /** `query` plus `count` with the same filters, in one call. */
   paginate(query: SourceQuery): Promise<SourcePage>;
+  /**
+   * Optional: `paginate` right now, when the source holds its entries in memory, else
+   * `NOT_AT_HAND`. A cached list page is then answered within the request's own call, as
+   * `peek` lets a cached GET of one entry be.
+   */
+  paginateNow?(query: SourceQuery): SourcePage | typeof NOT_AT_HAND;
 
   /**
    * Store `entry` under `key` (create or replace the whole entry; `entry` holds the key

@@ -336,6 +336,10 @@ export class MemorySource implements Source {
     return this.table.run(query);
   }
 
+  paginateNow(query: SourceQuery): SourcePage | typeof NOT_AT_HAND {
+    return this.loaded ? this.table.run(query) : NOT_AT_HAND;
+  }
+
   async maxIntegerKey(): Promise<number | undefined> {
     if (!this.loaded) await this.open();
     return this.table.maxIntegerKey();

@@ -2,6 +2,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../kernel/index.js';
 import { API } from '../../plugins/api/index.js';
+import { ENTRIES } from '../../plugins/entries/index.js';
+import { NOT_AT_HAND } from '../../plugins/sources/index.js';
 import { TRANSPORTS } from '../http/transports.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { rawHttp } from '../helpers/raw-http.js';
@@ -50,6 +52,35 @@ for (const transport of TRANSPORTS) {
       expect(missing.status).toBe(404);
       expect(missing.json.meta.stream).toBe('planets');
       expect((await app.request('GET', '/api/streams/nope/entries/1')).status).toBe(404);
+    });
+
+    it('answers a list page of entries held in memory as the promise path does: bytes, ETag, 304, filters, errors, writes', async () => {
+      app = await boot();
+      const entries = app.kernel.get(ENTRIES);
+      const query = { where: [], orderBy: [], page: 1, perPage: 10 };
+      // Held in memory: the page is at hand; asked with relations, it takes the promise path.
+      expect(entries.listNow('planets', query)).toEqual(await entries.list('planets', query));
+      expect(entries.listNow('planets', { ...query, with: ['moons'] })).toBe(NOT_AT_HAND);
+      const first = await app.request('GET', '/api/streams/planets/entries?per_page=1&page=2');
+      const again = await app.request('GET', '/api/streams/planets/entries?per_page=1&page=2');
+      expect(first.status).toBe(200);
+      expect(first.json.data).toEqual([{ id: 2, name: 'Hoth' }]);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.etag).toBe(first.headers.etag);
+      const unchanged = await app.request('GET', '/api/streams/planets/entries?per_page=1&page=2', undefined, { 'if-none-match': first.headers.etag! });
+      expect(unchanged.status).toBe(304);
+      expect((await app.request('GET', '/api/streams/planets/entries?where[name]=Tatooine')).json.data).toEqual([{ id: 1, name: 'Tatooine' }]);
+      for (let i = 0; i < 2; i++) {
+        const bad = await app.request('GET', '/api/streams/planets/entries?page=0');
+        expect(bad.status).toBe(400);
+        expect(bad.json.errors[0].message).toMatch(/page parameter/);
+        expect((await app.request('GET', '/api/streams/planets/entries?orderBy[name]=sideways')).status).toBe(400);
+      }
+      expect((await app.request('GET', '/api/streams/nope/entries')).status).toBe(404);
+      expect((await app.request('PATCH', '/api/streams/planets/entries/2', { name: 'Hoth II' })).status).toBe(200);
+      const changed = await app.request('GET', '/api/streams/planets/entries?per_page=1&page=2');
+      expect(changed.json.data).toEqual([{ id: 2, name: 'Hoth II' }]);
+      expect(changed.headers.etag).not.toBe(first.headers.etag);
     });
 
     it('builds links from each request\'s own Host, whatever answer was cached for another', async () => {
