@@ -147,10 +147,11 @@ export class EntriesServiceImpl implements EntriesService {
 
   listNow(stream: string, query: ListQuery, viewer?: Viewer): ListResult | typeof NOT_AT_HAND {
     const definition = this.deps.streams.require(stream);
+    const scope = this.scopeOf(definition, viewer, 'list');
     const source = this.source(definition);
     // Relations are loaded by lookups that may wait: such a page takes `list`.
     if (source.paginateNow === undefined || (query.with !== undefined && query.with.length > 0)) return NOT_AT_HAND;
-    return source.paginateNow(this.pageQuery(definition, query, this.scopeOf(definition, viewer, 'list')));
+    return source.paginateNow(this.pageQuery(definition, query, scope));
   }
 
   /** What a list page asks its source: the caller's filter under its scope, its order, the page's window. */

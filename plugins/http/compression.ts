@@ -1,5 +1,6 @@
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import type { HttpReply, HttpRequest } from './contracts.js';
+import { freezeReply, headersFrozen } from './frozen-reply.js';
 
 export interface CompressionSettings {
   enabled: boolean;
@@ -84,10 +85,8 @@ export class Compressor {
 
   /** `answer` as the one for `reply` in `encoding`, frozen, when `reply` is frozen (see `answers`). */
   private keep(reply: HttpReply, encoding: Encoding | 'identity', answer: HttpReply): HttpReply {
-    if (!Object.isFrozen(reply) || (reply.headers !== undefined && !(Object.isFrozen(reply.headers) && reply.headers.every((pair) => Object.isFrozen(pair))))) return answer;
-    for (const pair of answer.headers!) Object.freeze(pair);
-    Object.freeze(answer.headers);
-    Object.freeze(answer);
+    if (!Object.isFrozen(reply) || (reply.headers !== undefined && !headersFrozen(reply.headers))) return answer;
+    freezeReply(answer);
     const kept = this.answers.get(reply);
     if (kept === undefined) this.answers.set(reply, { [encoding]: answer });
     else kept[encoding] = answer;

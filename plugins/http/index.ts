@@ -10,6 +10,7 @@ export { decodePathSegment } from './server-core.js';
 export { parseForm, type FormObject, type FormValue } from './form-parser.js';
 export { assertSafeKeys } from './body-parser.js';
 export { statusText } from './status-text.js';
+export { freezeReply } from './frozen-reply.js';
 export { httpPlugin as default } from './plugin.js';
 export { httpSettings, type HttpSettings } from './settings.js';
 export type * from './hooks.js';

@@ -1,3 +1,4 @@
+import { headersFrozen } from './frozen-reply.js';
 import { REQUEST_ID_PREFIX } from './request.js';
 
 /**
@@ -104,6 +105,6 @@ function render(headers: ReadonlyArray<readonly [string, string]> | undefined, t
   const bytes = Buffer.allocUnsafeSlow(REST + length);
   bytes.write(rest, REST);
   const pairs = headers === undefined ? [] : headers.flat();
-  const frozen = headers !== undefined && Object.isFrozen(headers) && headers.every((pair) => Object.isFrozen(pair)) ? headers : undefined;
+  const frozen = headers !== undefined && headersFrozen(headers) ? headers : undefined;
   return { pairs, frozen, type, bytes, digits: 0, view: bytes };
 }

@@ -1,6 +1,6 @@
 import { ByteBudgetMap } from '../../../kernel/index.js';
 import type { EntryAttributes } from '../../fields/index.js';
-import type { HttpReply, HttpRequest } from '../../http/index.js';
+import { freezeReply, type HttpReply, type HttpRequest } from '../../http/index.js';
 import type { StreamDefinition } from '../../streams/index.js';
 
 interface Cached {
@@ -107,7 +107,7 @@ export class ReplyCache {
     const bytes = Buffer.from(body);
     const size = bytes.length + key.length + base.length;
     if (size > this.largestBody) return;
-    const reply = Object.freeze({ status: 200, headers: Object.freeze([Object.freeze(['ETag', etag])]) as Array<[string, string]>, body: bytes });
+    const reply = freezeReply({ status: 200, headers: [['ETag', etag]], body: bytes });
     this.items.set(key, { key, base, definition, entries, count: entries.length, first: entries[0], total, body: bytes, etag, reply }, size);
   }
 }
