@@ -12,6 +12,12 @@ type Change = { kind: 'put'; id: string; entry: Entry } | { kind: 'delete'; id: 
 
 /** What the file looked like when this server last read or wrote it. */
 interface Fingerprint {
+  /**
+   * A replace by rename (how editors and this server save) makes a new inode: compared too, an
+   * edit saved that way is told apart even with the same size and mtime (a new file's mtime is
+   * the kernel's coarse clock, so a quick editor can match both; `cp -p`, `rsync -t` set it).
+   */
+  ino: number;
   size: number;
   mtimeMs: number;
   /** Hash of the text; undefined when not known (then a stat change forces a compare of entries). */
@@ -100,7 +106,7 @@ export abstract class SingleFileStore implements EntryStore {
     if (!this.file) return undefined;
     try {
       const st = await stat(this.file);
-      return { size: st.size, mtimeMs: st.mtimeMs, hash: text === undefined ? undefined : hashOf(text) };
+      return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, hash: text === undefined ? undefined : hashOf(text) };
     } catch {
       return undefined;
     }
@@ -129,7 +135,7 @@ export abstract class SingleFileStore implements EntryStore {
     if (!this.file) return;
     const now = await this.fingerprint();
     const seen = this.seen;
-    if (seen && now && now.size === seen.size && now.mtimeMs === seen.mtimeMs) return;
+    if (seen && now && sameFile(seen, now)) return;
     if (!seen && !now) return;
     let text: string | undefined;
     try {
@@ -280,7 +286,7 @@ export abstract class SingleFileStore implements EntryStore {
 function statNow(file: string): Fingerprint | undefined {
   try {
     const st = statSync(file);
-    return { size: st.size, mtimeMs: st.mtimeMs };
+    return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
   } catch {
     return undefined;
   }
@@ -297,10 +303,10 @@ function keptChanging(file: string, stream: string): AppError {
   return new AppError(409, `The file of stream [${stream}] (${path.basename(file)}) kept changing on disk while this write was applied; nothing was written. Send it again.`);
 }
 
-/** Same size and mtime as last seen (a missing file matches a file never seen). */
+/** Same inode, size and mtime as last seen (a missing file matches a file never seen). */
 function sameFile(seen: Fingerprint | undefined, now: Fingerprint | undefined): boolean {
   if (seen === undefined || now === undefined) return seen === now;
-  return seen.size === now.size && seen.mtimeMs === now.mtimeMs;
+  return seen.ino === now.ino && seen.size === now.size && seen.mtimeMs === now.mtimeMs;
 }
 
 function hashOf(text: string): string {

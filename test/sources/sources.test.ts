@@ -1,4 +1,4 @@
-import { existsSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, statSync, utimesSync, watch, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -173,6 +173,31 @@ describe('file and self sources', () => {
     await expect(source.get('venus')).resolves.toBeUndefined();
     await source.refresh?.('moon');
     expect(await source.get('moon')).toEqual({ id: 'moon', name: `Moon ${saves}` });
+  });
+
+  it('an edit saved by rename with the same size and mtime is still seen, and a write keeps it', async () => {
+    const { open, data } = await app();
+    await mkdir(data, { recursive: true });
+    const file = path.join(data, 'planets.json');
+    await writeFile(file, JSON.stringify({ earth: { name: 'Earth' }, mars: { name: 'Mars' } }));
+    // A whole second, which both files can be given exactly.
+    const second = Math.floor(Date.now() / 1000) - 60;
+    utimesSync(file, second, second);
+    const source = open(makeDefinition('planets', { source: { type: 'file' }, fields: [field('id', 'string')] }));
+    expect(await source.get('mars')).toEqual({ id: 'mars', name: 'Mars' });
+    // An editor (or `rsync -t`, `cp -p` of a restored copy) replacing the file by a rename with
+    // the same number of bytes, its mtime the old one's: only the inode tells them apart.
+    const before = statSync(file);
+    const temp = `${file}.edit`;
+    writeFileSync(temp, JSON.stringify({ earth: { name: 'Earth' }, mars: { name: 'Ares' } }));
+    utimesSync(temp, second, second);
+    renameSync(temp, file);
+    const after = statSync(file);
+    expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+    await source.refresh?.('mars');
+    expect(await source.get('mars')).toEqual({ id: 'mars', name: 'Ares' });
+    await source.put('venus', { id: 'venus', name: 'Venus' });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ earth: { name: 'Earth' }, mars: { name: 'Ares' }, venus: { name: 'Venus' } });
   });
 
   it('self: writes update only the data of the definition file', async () => {
