@@ -32,7 +32,7 @@ export interface HttpRequest {
    * metrics and logs, which must never label by a raw URL.
    */
   route: string;
-  /** Milliseconds timestamp (performance.now()) when the request arrived. */
+  /** Milliseconds timestamp (performance.now()) when the request arrived: the turn of the event loop that read it. */
   readonly startedAt: number;
   /**
    * This request's id: sent back as `X-Request-Id` on every answer and logged with any

@@ -7,7 +7,7 @@ import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kern
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
-import { announcesBody, TransportRequest } from './request.js';
+import { announcesBody, arrivalTime, TransportRequest } from './request.js';
 import { errorBody, HttpServerCore, JSON_TYPE, KNOWN_METHODS, TransportSink } from './server-core.js';
 import { statusLine, statusText } from './status-text.js';
 
@@ -218,7 +218,7 @@ export class NodeHttpServer extends HttpServerCore {
     const raw = req.rawHeaders;
     const hasBody = announcesBody(rawHeader(raw, 'content-length'), rawHeader(raw, 'transfer-encoding'));
     const trustProxy = this.config.http.trust_proxy;
-    const request = new NodeTransportRequest(method, path, query, null, hasBody, performance.now(), trustProxy, trustProxy ? rawHeader(raw, 'x-request-id') : undefined);
+    const request = new NodeTransportRequest(method, path, query, null, hasBody, arrivalTime(), trustProxy, trustProxy ? rawHeader(raw, 'x-request-id') : undefined);
     request.raw = raw;
     request.socket = req.socket;
     return request;

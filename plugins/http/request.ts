@@ -10,6 +10,26 @@ export const REQUEST_ID_PREFIX = randomBytes(4).toString('hex');
 let sequence = 0;
 const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** When the requests read in this turn of the event loop arrived (-1: none read yet this turn). */
+let turnArrival = -1;
+const endTurn = (): void => {
+  turnArrival = -1;
+};
+
+/**
+ * The arrival time of a request read off a socket now (`startedAt`): one clock read per turn of
+ * the event loop, shared by every request that turn reads (a GET one read the clock per request,
+ * ~1% of it). The requests of one turn came in with one wake-up of the loop, so that is when
+ * they arrived; one handled later in the turn waited for the others, and its duration says so.
+ */
+export function arrivalTime(): number {
+  if (turnArrival < 0) {
+    turnArrival = performance.now();
+    setImmediate(endTurn);
+  }
+  return turnArrival;
+}
+
 /**
  * Whether a request's head announces a body: a `Content-Length` other than 0, or any
  * `Transfer-Encoding` (chunked). Absent headers are undefined or '' (as uWS answers).

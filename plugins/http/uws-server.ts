@@ -4,7 +4,7 @@ import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.j
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
-import { announcesBody, TransportRequest } from './request.js';
+import { announcesBody, arrivalTime, TransportRequest } from './request.js';
 import { headerLines, ReplyHeadBytes } from './uws-head.js';
 import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
 import { statusLine } from './status-text.js';
@@ -79,7 +79,7 @@ class UwsTransportRequest extends TransportRequest {
     trustProxy: boolean,
     req: UwsRequest,
   ) {
-    super(method, path, query, null, hasBody, performance.now(), trustProxy, trustProxy ? req.getHeader('x-request-id') : undefined);
+    super(method, path, query, null, hasBody, arrivalTime(), trustProxy, trustProxy ? req.getHeader('x-request-id') : undefined);
     this.req = req;
   }
 
