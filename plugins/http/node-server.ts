@@ -2,7 +2,6 @@ import type * as http from 'node:http';
 import type { Duplex } from 'node:stream';
 import net, { type Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { performance } from 'node:perf_hooks';
 import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply } from './contracts.js';

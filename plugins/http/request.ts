@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { HttpRequest } from './contracts.js';
 import { parseBody } from './body-parser.js';
 import { NO_PARAMS } from './router.js';

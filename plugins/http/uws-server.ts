@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { HttpResponse, HttpRequest as UwsRequest, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket } from 'uws-pack';
 import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
