@@ -27,7 +27,7 @@ interface PatternEntry<T> {
   allow: string[];
 }
 
-/** What a path leads to, whatever the method: its route and its decoded parameters. */
+/** What a path leads to, whatever the method: its handlers by method, `Allow` and pattern. */
 interface Routed<T> {
   byMethod: Map<string, T>;
   any?: T;

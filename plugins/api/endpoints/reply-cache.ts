@@ -14,13 +14,12 @@ interface Cached {
   count: number;
   first: EntryAttributes | undefined;
   total: number;
-  /** Encoded once: a hit is written without another UTF-8 pass. */
-  body: Buffer;
   etag: string;
   /**
-   * The 200 answer itself, made once and frozen: a hit without `If-None-Match` hands back this
-   * very object (no reply, header list or pair to build per request), and a transport that
-   * keeps what it derived from a reply's headers (uws-head.ts) finds them unchanged by identity.
+   * The 200 answer itself, made once and frozen, its body encoded once (a hit is written
+   * without another UTF-8 pass): a hit without `If-None-Match` hands back this very object (no
+   * reply, header list or pair to build per request), and a transport that keeps what it
+   * derived from a reply's headers (uws-head.ts) finds them unchanged by identity.
    */
   reply: Readonly<HttpReply>;
 }
@@ -108,6 +107,6 @@ export class ReplyCache {
     const size = bytes.length + key.length + base.length;
     if (size > this.largestBody) return;
     const reply = freezeReply({ status: 200, headers: [['ETag', etag]], body: bytes });
-    this.items.set(key, { key, base, definition, entries, count: entries.length, first: entries[0], total, body: bytes, etag, reply }, size);
+    this.items.set(key, { key, base, definition, entries, count: entries.length, first: entries[0], total, etag, reply }, size);
   }
 }
