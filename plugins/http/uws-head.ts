@@ -1,80 +1,103 @@
 import { headersFrozen } from './frozen-reply.js';
 import { REQUEST_ID_PREFIX } from './request.js';
+import { statusLine } from './status-text.js';
 
 /**
  * The head of the answers of one body, laid out once in a buffer of its own:
- * `[room for the prefix and digits][\r\nETag: …\r\nContent-Type: …]`. The request number
- * is written right-aligned against the rest, with the id's prefix just before it (moved only
- * when the number gains a digit), so a request writes its digits and nothing else.
+ * `[status line, CRLF, X-Request-Id: prefix-][digits][\r\nETag: …\r\nContent-Type: …]`. A
+ * request writes its number's digits and nothing else; the buffer is laid out again only when
+ * the number gains a digit.
  */
 interface Tail {
+  status: number;
   /** The header names and values it was made from, in order (name, value, name, value...). */
   pairs: string[];
   /** The header list itself when frozen (a kept reply's, shared by every answer of it): the same object cannot differ. */
   frozen: ReadonlyArray<readonly [string, string]> | undefined;
   type: string;
-  bytes: Buffer;
-  /** Digits of the number the prefix is laid out for (0: not yet). */
+  /** What follows the digits: the headers and the content type. */
+  rest: Buffer;
+  /** Digits of the numbers `buffer` is laid out for (0: not yet). */
   digits: number;
-  /** The id and the rest, for numbers of `digits` digits. */
-  view: Uint8Array;
+  /** The whole head for numbers of `digits` digits (an ArrayBuffer: uWS reads it with one call fewer than a view). */
+  buffer: ArrayBuffer;
+  /** `buffer`, to write the digits into. */
+  bytes: Uint8Array;
 }
 
-/** Digits of the largest request number (Number.MAX_SAFE_INTEGER has 16). */
-const MAX_DIGITS = 16;
 /** A longer rest of a head takes the string path (and is not kept). */
 const MAX_TAIL_BYTES = 2048;
 const CRLF = '\r\n';
-const PREFIX = Buffer.from(`${REQUEST_ID_PREFIX}-`, 'latin1');
-/** Where the rest of the head starts in a tail's buffer. */
-const REST = PREFIX.length + MAX_DIGITS;
+/** What comes before the digits of a head, by status. */
+const leads = new Map<number, Buffer>();
+function leadOf(status: number): Buffer {
+  let lead = leads.get(status);
+  // Statuses are three digits: at most 900 of these.
+  if (lead === undefined) leads.set(status, (lead = Buffer.from(`${headLead(status)}${REQUEST_ID_PREFIX}-`, 'latin1')));
+  return lead;
+}
 
 /**
- * The value of the one header call a uWS reply makes (see `writeCorked`) as bytes, for a reply
- * whose body the transport has seen before: a reply-cache hit, a compressed body, an asset,
- * each the same Buffer every time (issue #33). The rest of the head after the request id
- * (`\r\nETag: …\r\nContent-Type: …`) is encoded once per body and kept beside it while the
- * body lives, with room before it for the id (see `Tail`). As a string, the value cost uWS a
- * UTF-8 length pass, an allocation and a copy, and the transport the id's text and the joins
- * and flattening of the head, on every request.
+ * The start of every uWS head: the status line, then the request id's header name. uWS writes
+ * `HTTP/1.1 ` + what `writeStatus` is given + CRLF, so the one call writes the status line
+ * and every header after it, each after its own CRLF (see `writeCorked`).
+ */
+export function headLead(status: number): string {
+  return `${statusLine(status)}${CRLF}X-Request-Id: `;
+}
+
+/**
+ * The head of a uWS reply as bytes (what its one `writeStatus` call is given: see
+ * `writeCorked`), for a reply whose body the transport has seen before: a reply-cache hit, a
+ * compressed body, an asset, each the same Buffer every time (issue #33). Everything but the
+ * request number is encoded once per body and kept beside it while the body lives. As a
+ * string, the head cost uWS a UTF-8 length pass, an allocation and a copy, and the transport
+ * the id's text and the joins and flattening of the head, on every request.
  *
- * uWS copies a header's bytes into its own buffer within the call, so the buffer is written
- * again by the next answer of the same body. The kept rest is checked against the reply's
- * headers before use (by identity for a frozen list, else the same strings): a reply whose
- * headers differ gets a new one.
+ * uWS copies the bytes into its own buffer within the call, so the buffer is written again by
+ * the next answer of the same body. The kept head is checked against the reply's status and
+ * headers before use (a frozen list by identity, else the same strings): a reply whose head
+ * differs gets a new one.
  */
 export class ReplyHeadBytes {
   private readonly tails = new WeakMap<object, Tail>();
 
   /**
-   * The head's value for request number `sequence` answering with `body`, `headers` and
-   * content `type`; undefined when the rest of the head is too long to keep (then the caller
-   * builds the string).
+   * The head for request number `sequence` answering `status` with `body`, `headers` and
+   * content `type`; undefined when the head is too long to keep (then the caller builds the
+   * string).
    */
-  value(sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Uint8Array | undefined {
+  value(status: number, sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): ArrayBuffer | undefined {
     let tail = this.tails.get(body);
-    if (tail === undefined || tail.type !== type || (headers !== tail.frozen && !samePairs(tail.pairs, headers))) {
-      tail = render(headers, type);
+    if (tail === undefined || tail.status !== status || tail.type !== type || (headers !== tail.frozen && !samePairs(tail.pairs, headers))) {
+      tail = render(status, headers, type);
       if (tail === undefined) return undefined;
       this.tails.set(body, tail);
     }
     let digits = 1;
     for (let n = sequence; n >= 10; n = Math.floor(n / 10)) digits++;
+    if (digits !== tail.digits) layOut(tail, digits);
     const bytes = tail.bytes;
-    if (digits !== tail.digits) {
-      const from = REST - digits - PREFIX.length;
-      PREFIX.copy(bytes, from);
-      tail.view = new Uint8Array(bytes.buffer, bytes.byteOffset + from, bytes.length - from);
-      tail.digits = digits;
-    }
-    let at = REST;
+    let at = leadOf(status).length + digits;
     let n = sequence;
     do {
       bytes[--at] = 48 + (n % 10);
       n = Math.floor(n / 10);
     } while (n > 0);
-    return tail.view;
+    return tail.buffer;
   }
+}
+
+/** A new buffer for numbers of `digits` digits: the lead, room for them, the rest. */
+function layOut(tail: Tail, digits: number): void {
+  const lead = leadOf(tail.status);
+  const buffer = new ArrayBuffer(lead.length + digits + tail.rest.length);
+  const bytes = new Uint8Array(buffer);
+  bytes.set(lead, 0);
+  bytes.set(tail.rest, lead.length + digits);
+  tail.buffer = buffer;
+  tail.bytes = bytes;
+  tail.digits = digits;
 }
 
 function samePairs(pairs: string[], headers: ReadonlyArray<readonly [string, string]> | undefined): boolean {
@@ -88,8 +111,8 @@ function samePairs(pairs: string[], headers: ReadonlyArray<readonly [string, str
 }
 
 /**
- * Header lines as uWS writes them after the first header's value (see `writeCorked`): each
- * after its own CRLF. The one spelling of them, for the string path and for the bytes here.
+ * Header lines as uWS writes them after the status line (see `writeCorked`): each after its
+ * own CRLF. The one spelling of them, for the string path and for the bytes here.
  */
 export function headerLines(headers: ReadonlyArray<readonly [string, string]> | null | undefined): string {
   let text = '';
@@ -97,14 +120,11 @@ export function headerLines(headers: ReadonlyArray<readonly [string, string]> | 
   return text;
 }
 
-function render(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail | undefined {
-  const rest = `${headerLines(headers)}${CRLF}Content-Type: ${type}`;
-  const length = Buffer.byteLength(rest);
-  if (length > MAX_TAIL_BYTES) return undefined;
-  // Its own ArrayBuffer (not a slice of Node's pool, which other small Buffers share).
-  const bytes = Buffer.allocUnsafeSlow(REST + length);
-  bytes.write(rest, REST);
+function render(status: number, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail | undefined {
+  const rest = Buffer.from(`${headerLines(headers)}${CRLF}Content-Type: ${type}`);
+  if (rest.length > MAX_TAIL_BYTES) return undefined;
   const pairs = headers === undefined ? [] : headers.flat();
   const frozen = headers !== undefined && headersFrozen(headers) ? headers : undefined;
-  return { pairs, frozen, type, bytes, digits: 0, view: bytes };
+  const empty = new ArrayBuffer(0);
+  return { status, pairs, frozen, type, rest, digits: 0, buffer: empty, bytes: new Uint8Array(empty) };
 }

@@ -4,9 +4,8 @@ import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
 import { announcesBody, arrivalTime, TransportRequest } from './request.js';
-import { headerLines, ReplyHeadBytes } from './uws-head.js';
+import { headerLines, headLead, ReplyHeadBytes } from './uws-head.js';
 import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
-import { statusLine } from './status-text.js';
 import type { NativeUws } from './uws-loader.js';
 
 const decoder = new TextDecoder();
@@ -19,8 +18,6 @@ function bytesOf(text: string): ArrayBuffer {
   const encoded = Buffer.from(text);
   return encoded.buffer.slice(encoded.byteOffset, encoded.byteOffset + encoded.byteLength) as ArrayBuffer;
 }
-// Header names and values written on every reply, encoded once.
-const X_REQUEST_ID = bytesOf('X-Request-Id');
 /** Header names as bytes: the first 64 names used (ours and an addon's few); any further one stays a string. */
 const headerNames = new Map<string, ArrayBuffer>();
 function headerName(name: string): ArrayBuffer | string {
@@ -29,13 +26,6 @@ function headerName(name: string): ArrayBuffer | string {
     if (headerNames.size >= 64) return name;
     headerNames.set(name, (bytes = bytesOf(name)));
   }
-  return bytes;
-}
-const statusLines = new Map<number, ArrayBuffer>();
-function statusBytes(status: number): ArrayBuffer {
-  let bytes = statusLines.get(status);
-  // Statuses are three digits: at most 900 lines.
-  if (bytes === undefined) statusLines.set(status, (bytes = bytesOf(statusLine(status))));
   return bytes;
 }
 const CONTENT_LENGTH = headerName('content-length');
@@ -360,40 +350,37 @@ export class UwsHttpServer extends HttpServerCore {
 
   private writeCorked(res: HttpResponse, request: UwsTransportRequest, reply: HttpReply, close: boolean): void {
     const status = reply.status;
-    // uWS writes "200 OK" itself when no status was written: one native call fewer on most replies.
-    if (status !== 200) res.writeStatus(statusBytes(status));
-    // Every header in one native call (issue #33): uWS writes `name: value\r\n` as given, so the
-    // value of the first carries the others, each after its own CRLF. A call per header cost a
-    // V8-to-C++ crossing and a string conversion each, most of what set the product apart from
-    // a bare server sending only the body.
+    // The status line and every header in one native call (issue #33): uWS writes
+    // `HTTP/1.1 ` + the status given + CRLF, so the status carries the header lines, each after
+    // its own CRLF (uws-head.ts). A call per header cost a V8-to-C++ crossing and a string
+    // conversion each, most of what set the product apart from a bare server sending only the body.
     const body = reply.body;
     if (body !== undefined && typeof body !== 'string' && reply.stream === undefined && status !== 204 && status !== 304 && request.method !== 'HEAD' && request.responseHeaders === null && request.sequence !== 0) {
       // A body sent before (a cached GET): the head as bytes, without a string (uws-head.ts).
-      const value = this.heads.value(request.sequence, body, reply.headers, reply.type ?? JSON_TYPE);
-      if (value !== undefined) {
-        res.writeHeader(X_REQUEST_ID, value);
+      const head = this.heads.value(status, request.sequence, body, reply.headers, reply.type ?? JSON_TYPE);
+      if (head !== undefined) {
+        res.writeStatus(head);
         res.end(body, close);
         return;
       }
     }
-    const head = `${request.id}${headerLines(request.responseHeaders)}${headerLines(reply.headers)}`;
+    const head = `${headLead(status)}${request.id}${headerLines(request.responseHeaders)}${headerLines(reply.headers)}`;
     if (reply.stream !== undefined && request.method !== 'HEAD') {
-      res.writeHeader(X_REQUEST_ID, `${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
+      res.writeStatus(`${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
       this.openStream(res, request, reply.stream);
     } else if (status === 204 || status === 304 || body === undefined) {
-      res.writeHeader(X_REQUEST_ID, status !== 204 && status !== 304 ? `${head}\r\nContent-Length: 0` : head);
+      res.writeStatus(status !== 204 && status !== 304 ? `${head}\r\nContent-Length: 0` : head);
       // endWithoutBody(undefined, close) would write a bogus Content-Length: no close flag here
       // (these replies are tiny; a draining server closes its connections at the end anyway).
       res.endWithoutBody();
+    } else if (request.method === 'HEAD') {
+      // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
+      const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+      res.writeStatus(`${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}\r\nContent-Length: ${length}`);
+      res.endWithoutBody();
     } else {
-      res.writeHeader(X_REQUEST_ID, `${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
-      if (request.method === 'HEAD') {
-        // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
-        res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
-        res.endWithoutBody();
-      } else {
-        res.end(body, close);
-      }
+      res.writeStatus(`${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
+      res.end(body, close);
     }
   }
 
