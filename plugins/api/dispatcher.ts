@@ -18,6 +18,8 @@ interface Compiled {
   chain: Middleware[];
   /** The throttles among `chain`. */
   throttles: ThrottleMiddleware[];
+  /** The route's template with the interface's prefix (`request.route`), made at its first request. */
+  template?: string;
 }
 
 export interface InterfaceSetup {
@@ -115,9 +117,11 @@ export class InterfaceDispatcher {
       if (match) {
         compiled = match.value;
         allow = match.allow;
-        if (compiled) http.params = match.params;
         // The template, never the URL: metrics label requests by it (request.handled).
-        http.route = this.setup.prefix + match.pattern;
+        if (compiled) {
+          http.params = match.params;
+          http.route = compiled.template ??= this.setup.prefix + match.pattern;
+        } else http.route = this.setup.prefix + match.pattern;
       }
     } catch (error) {
       problem = error;

@@ -12,7 +12,7 @@ describe('ReplyHeadBytes', () => {
   it('writes the status line, the request id with its number, then each header and the content type, as the string path would', () => {
     const heads = new ReplyHeadBytes();
     const body = Buffer.from('{}');
-    for (const sequence of [1, 9, 10, 99, 100, 12345, 2 ** 40 + 7]) {
+    for (const sequence of [1, 9, 10, 99, 100, 12345, 999_999, 1_000_000, 2 ** 31 - 1, 2 ** 31, 2 ** 40 + 7, Number.MAX_SAFE_INTEGER]) {
       const headers: Array<[string, string]> = [['ETag', '"abc"'], ['Cache-Control', 'no-cache']];
       expect(text(heads.value(200, sequence, body, headers, TYPE))).toBe(`${LEAD}${sequence}\r\nETag: "abc"\r\nCache-Control: no-cache\r\nContent-Type: ${TYPE}`);
     }
