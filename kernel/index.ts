@@ -17,6 +17,7 @@ export { ExtensionLedger, RegistrationError, type RegisterOptions, type Registra
 export type { Logger } from './logger.js';
 export { ensureDirDurable, fsyncDir, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, type ReplaceGuard, type ReplaceOptions, type FileStamp, sameStamp, stampOfStats } from './tools/durable-fs.js';
 export { ByteBudgetMap } from './tools/byte-budget-map.js';
+export { LastReadMap } from './tools/last-read-map.js';
 export { nodeHttp } from './tools/node-http.js';
 export { lazyRequire } from './tools/lazy-require.js';
 export { KeyedLock } from './tools/keyed-lock.js';

@@ -50,7 +50,7 @@ export const ACCESS_LOCAL = 'access';
 
 /** The access decisions of a request, or undefined when no access plugin runs (everything is allowed). */
 export function accessOf(request: HttpRequest): RequestAccess | undefined {
-  return request.locals[ACCESS_LOCAL] as RequestAccess | undefined;
+  return request.local(ACCESS_LOCAL) as RequestAccess | undefined;
 }
 
 /** The read scope of a request in a stream: undefined (no access plugin), or the scope; refused (401/403) when there is none. */

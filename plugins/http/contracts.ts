@@ -58,6 +58,8 @@ export interface HttpRequest {
   setResponseHeader(name: string, value: string): void;
   /** Per-request state shared by middleware and handlers (e.g. `user` after auth). */
   readonly locals: Record<string, unknown>;
+  /** `locals[name]`, without making `locals` when nothing was put there yet (a check on every request stays free). */
+  local(name: string): unknown;
   /** True for a WebSocket upgrade request (a reply with `upgrade` accepts it). */
   readonly upgrade: boolean;
 }

@@ -112,6 +112,10 @@ export abstract class TransportRequest implements HttpRequest {
     return (this.ownLocals ??= Object.create(null) as Record<string, unknown>);
   }
 
+  local(name: string): unknown {
+    return this.ownLocals === null ? undefined : this.ownLocals[name];
+  }
+
   get headers(): Record<string, string> {
     return (this.allHeaders ??= this.readAllHeaders());
   }

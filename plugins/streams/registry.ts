@@ -1,4 +1,4 @@
-import { AppError, ConfigError, KeyedLock, NotFoundError, ValidationError, type ErrorElement, type FileRoots, type Hooks, type Logger, ExtensionLedger, type RegisterOptions } from '../../kernel/index.js';
+import { AppError, ConfigError, KeyedLock, NotFoundError, ValidationError, type ErrorElement, type FileRoots, type Hooks, type Logger, ExtensionLedger, LastReadMap, type RegisterOptions } from '../../kernel/index.js';
 import type {
   DefinitionCheck,
   DefinitionGuard,
@@ -51,7 +51,8 @@ function asConfigError(problems: DefinitionProblems, fallbackFile: string): Conf
  */
 export class DefinitionRegistry implements StreamRegistry {
   readonly metaId: string;
-  private readonly definitions = new Map<string, StreamDefinition>();
+  /** By id; read twice by every entry request with the same id (`LastReadMap`). */
+  private readonly definitions = new LastReadMap<string, StreamDefinition>();
   private sorted?: StreamDefinition[];
   private readonly builder: DefinitionBuilder;
   private readonly storeFactories = new Map<string, DefinitionStoreFactory>();
