@@ -27,6 +27,8 @@ interface Tail {
   bytes: Uint8Array;
 }
 
+/** The buffer of a head not laid out yet (`digits` 0), shared: never written. */
+const UNLAID = new Uint8Array(0);
 /** A longer rest of a head takes the string path (and is not kept). */
 const MAX_TAIL_BYTES = 2048;
 const CRLF = '\r\n';
@@ -147,6 +149,6 @@ function render(status: number, headers: ReadonlyArray<readonly [string, string]
   if (rest.length > MAX_TAIL_BYTES) return undefined;
   const pairs = headers === undefined ? [] : headers.flat();
   const frozen = headers !== undefined && headersFrozen(headers) ? headers : undefined;
-  const empty = new ArrayBuffer(0);
-  return { status, lead: 0, pairs, frozen, type, rest, digits: 0, buffer: empty, bytes: new Uint8Array(empty) };
+  // No digits yet: the first `value` lays the buffer out.
+  return { status, lead: 0, pairs, frozen, type, rest, digits: 0, buffer: UNLAID.buffer as ArrayBuffer, bytes: UNLAID };
 }

@@ -30,4 +30,11 @@ describe('LastReadMap', () => {
     expect(map.size).toBe(1);
     expect([...map.values()]).toEqual([0]);
   });
+
+  it('tells an undefined key held in the map from the empty last read', () => {
+    const map = new LastReadMap<string | undefined, string>();
+    map.set(undefined, 'kept under undefined');
+    expect(map.get(undefined)).toBe('kept under undefined');
+    expect(map.get(undefined)).toBe('kept under undefined');
+  });
 });
