@@ -25,6 +25,7 @@ import { buildConfig } from '../../kernel/config.js';
 import { Kernel } from '../../kernel/kernel.js';
 import type { Plugin } from '../../kernel/plugin.js';
 import { HTTP_SERVER } from '../../plugins/http/index.js';
+import { REALTIME } from '../../plugins/realtime/index.js';
 import { SOURCES } from '../../plugins/sources/index.js';
 
 export interface StartAppOptions {
@@ -92,8 +93,10 @@ export async function startTestApp(options: StartAppOptions = {}): Promise<TestA
   try {
     kernel = new Kernel(buildConfig(raw, root), { plugins: options.plugins ?? [] });
     await kernel.boot();
-    // Entries load after the boot, in the background (/readyz says when): a test starts once they are served.
+    // Entries and the change history load after the boot, in the background (/readyz says
+    // when): a test starts once they are served.
     await kernel.find(SOURCES)?.whenLoaded();
+    await kernel.find(REALTIME)?.history.start();
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     throw error;

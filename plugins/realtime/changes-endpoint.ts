@@ -6,6 +6,7 @@ import type { StreamRegistry } from '../streams/index.js';
 import { isAppError, type Logger } from '../../kernel/index.js';
 import { Admission, type RealtimeLimits } from './admission.js';
 import type { Change, ChangeFeed } from './feed.js';
+import type { HistoryLoad } from './history-load.js';
 import { follow, page, resumeAt, type FollowResult } from './replay.js';
 import { ClusterReplay, followCluster, pageCluster, type ClusterReplayDeps } from './cluster-replay.js';
 import { changeJson, sseEvent, subscriptionOf, type Subscription } from './subscription.js';
@@ -33,6 +34,8 @@ export interface ChangesDeps {
   logger: Logger;
   /** Cluster cursors older than this node's history: replayed from the database (cluster-replay.ts). */
   cluster: ClusterReplayDeps;
+  /** The boot's read of the history: a request waits for it (503 when it failed). */
+  history: HistoryLoad;
 }
 
 const CHANGE_SCHEMA = {
@@ -94,6 +97,7 @@ export function changesEndpoint(deps: ChangesDeps): ExtraEndpoint {
         probe.subscription = subscription;
         return { status: 204 };
       }
+      await deps.history.whenReady();
       if ((request.header('accept') ?? '').includes('text/event-stream')) {
         deps.checkOrigin(request);
         return await eventStream(deps, request, subscription);

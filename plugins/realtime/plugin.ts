@@ -13,6 +13,7 @@ import { catchUpWebhooks } from './outbox-catch-up.js';
 import { Admission } from './admission.js';
 import { changesEndpoint } from './changes-endpoint.js';
 import { ChangeFeed, type ChangeEvent } from './feed.js';
+import { HistoryLoad } from './history-load.js';
 import { originCheck } from './origin.js';
 import { RealtimeSession } from './socket-session.js';
 import { REALTIME, type Realtime } from './tokens.js';
@@ -52,10 +53,10 @@ export const realtimePlugin = definePlugin(() => {
       const folder = path.join(config.streams.data_path, '.realtime');
       // The context's logger binds `plugin` already (a child binding it again repeated the key).
       const log = logger;
-      const history = settings.history;
+      const kept = settings.history;
       const feed = new ChangeFeed(
         folder,
-        { count: history.count, maxAgeSeconds: history.max_age_seconds, maxBytes: history.max_bytes, memoryBytes: history.memory_bytes, maxChangeBytes: history.max_change_bytes },
+        { count: kept.count, maxAgeSeconds: kept.max_age_seconds, maxBytes: kept.max_bytes, memoryBytes: kept.memory_bytes, maxChangeBytes: kept.max_change_bytes },
         log,
       );
       const admission = new Admission(settings.limits);
@@ -121,7 +122,23 @@ export const realtimePlugin = definePlugin(() => {
       );
       const open = new Set<StreamSink>();
       const sessions = new Set<RealtimeSession>();
-      realtime = { feed, webhooks, open, sessions, admission, outbox };
+      // Read after the transport listens (`kernel.booted`), or at the first use if one comes
+      // earlier; every use of the feed waits for it (history-load.ts).
+      const history = new HistoryLoad(async () => {
+        await feed.load();
+        await webhooks.load();
+        // `database` streams are followed once the history is read: a change read before that
+        // is not in this node's feed, which then trusts its history only from the first change it saw.
+        const changes = find(MONGODB_CHANGES);
+        if (changes !== undefined && realtime.cluster !== undefined) {
+          realtime.stopFollowing = changes.listen((change) => realtime.cluster!.handle(change));
+          outbox.start();
+        }
+      }, log);
+      hooks.on('kernel.booted', () => {
+        void history.start();
+      });
+      realtime = { feed, webhooks, open, sessions, admission, outbox, history };
       provide(REALTIME, realtime);
 
       // Access rules on (issue #28): updates keep the version before, and one no client sees may still move an entry across a rule.
@@ -146,6 +163,7 @@ export const realtimePlugin = definePlugin(() => {
           checkOrigin,
           logger: log,
           cluster,
+          history,
         }),
       );
       api.addEndpoint({
@@ -162,6 +180,7 @@ export const realtimePlugin = definePlugin(() => {
             return api.errorReply(request, 426, 'This is a WebSocket endpoint: connect with "Upgrade: websocket" (docs/realtime.md).', [['Upgrade', 'websocket']]);
           }
           checkOrigin(request);
+          await history.whenReady();
           const headers: Record<string, string> = {};
           for (const [name, value] of Object.entries(request.headers)) if (!UPGRADE_HEADERS.has(name)) headers[name] = value;
           const context = {
@@ -201,6 +220,9 @@ export const realtimePlugin = definePlugin(() => {
         return followed !== undefined;
       };
       const publish = (event: ChangeEvent) => async (payload: EntryHookPayload) => {
+        // Its seq follows the history's last: a write while the history is read waits for it
+        // (writes resume in the order they came); none is published when it could not be read.
+        if (!history.ready && !(await history.start())) return;
         const definition = registry().get(payload.stream);
         if (definition === undefined || fromChangeStream(definition)) return;
         const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
@@ -216,8 +238,6 @@ export const realtimePlugin = definePlugin(() => {
         server.publish?.(topicOf(change.stream), socketMessage(change));
         await webhooks.enqueue(change);
       };
-      // It listens from boot on, once the history is read: a change a follower read before that is
-      // not in this node's feed, which then trusts its history only from the first change it saw.
       realtime.cluster = new ClusterChanges({
         feed,
         registry,
@@ -232,22 +252,20 @@ export const realtimePlugin = definePlugin(() => {
       hooks.on('entry.updated', publish('updated'));
       hooks.on('entry.deleted', publish('deleted'));
       hooks.on('definition.changed', ({ id, action }) => {
-        if (action === 'deleted') feed.drop(id);
+        if (action !== 'deleted') return;
+        if (history.ready) feed.drop(id);
+        else void history.start().then((read) => read && feed.drop(id));
       });
     },
-    async boot({ use, find }) {
-      const { feed, webhooks, outbox, cluster } = realtime;
-      await feed.load();
-      await webhooks.load();
-      const changes = find(MONGODB_CHANGES);
-      if (changes !== undefined && cluster !== undefined) {
-        realtime.stopFollowing = changes.listen((change) => cluster.handle(change));
-        outbox.start();
-      }
+    boot({ use }) {
+      const { webhooks, history } = realtime;
+      use(HTTP_SERVER).addReadinessCheck('realtime', () => history.report());
       use(HTTP_SERVER).addReadinessCheck('webhooks', () => ({ ready: true, details: webhooks.report() }));
     },
     async shutdown() {
-      const { feed, webhooks, open, sessions, outbox } = realtime;
+      const { feed, webhooks, open, sessions, outbox, history } = realtime;
+      // A read still running finishes first: the feed and the outbox are never closed under it.
+      await history.idle();
       realtime.stopFollowing?.();
       await outbox.close();
       for (const sink of [...open]) sink.end();

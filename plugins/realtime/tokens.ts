@@ -4,6 +4,7 @@ import type { Admission } from './admission.js';
 import type { ClusterChanges } from './cluster-changes.js';
 import type { SharedOutbox } from './shared-outbox.js';
 import type { ChangeFeed } from './feed.js';
+import type { HistoryLoad } from './history-load.js';
 import type { RealtimeSession } from './socket-session.js';
 import type { Webhooks } from './webhooks.js';
 
@@ -22,6 +23,8 @@ export interface Realtime {
   /** The feed of `database` streams from their change streams (with the mongodb plugin). */
   cluster?: ClusterChanges;
   stopFollowing?: () => void;
+  /** The boot's read of the history and the outbox, after listening: `await history.start()` before using the feed at boot. */
+  history: HistoryLoad;
 }
 
 export const REALTIME = serviceRef<Realtime>('realtime');

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, Kernel } from '../../kernel/index.js';
 import { HTTP_SERVER } from '../../plugins/http/index.js';
+import { REALTIME } from '../../plugins/realtime/index.js';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../plugins/realtime/webhooks.js';
 import { cleanups, runCleanups, until, webhookReceiver as receiver } from './clients.js';
 import { eventually } from '../helpers/eventually.js';
@@ -208,6 +209,8 @@ describe('webhooks', () => {
     const kernel = new Kernel(buildConfig({ http: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, realtime: { webhooks: [{ url: 'http://127.0.0.1:9/never' }], webhook_retry_base_ms: 60000 } }, app.root), { plugins: [] });
     await kernel.boot();
     cleanups.push(() => kernel.shutdown());
+    // The outbox is read after the node listens (issue #33): its pending count once it is.
+    expect(await kernel.get(REALTIME).history.start()).toBe(true);
     const ready = await request(`${kernel.get(HTTP_SERVER).url}/readyz`);
     expect(((await ready.body.json()) as { details: { webhooks: { pending: number } } }).details.webhooks.pending).toBe(1);
   });
