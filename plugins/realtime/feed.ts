@@ -155,6 +155,8 @@ export class ChangeFeed {
   private persistedSeq = 0;
   /** The runs of this feed (this data folder), newest last; a cursor of any other run answers 410. */
   private readonly runs = new Set<string>();
+  /** The run `remember` saw last (the Set's last one). */
+  private newestRun: string | undefined;
   private lastCursor: string | undefined;
   private readonly history = new Map<string, StreamHistory>();
   private keptCount = 0;
@@ -205,6 +207,9 @@ export class ChangeFeed {
   }
 
   private readLine(line: string, ref: RecordRef): void {
+    // A change line (all but a few per segment) without parsing its body: most of a boot's read.
+    const head = changeHead(line);
+    if (head !== undefined) return this.readChange(head.seq, head.stream, head.cursor, head.at, ref);
     let record: Record<string, unknown>;
     try {
       record = JSON.parse(line) as Record<string, unknown>;
@@ -221,14 +226,19 @@ export class ChangeFeed {
       }
     }
     const { seq, stream, cursor, at } = record;
-    if (typeof seq !== 'number' || typeof stream !== 'string' || typeof cursor !== 'string' || seq <= this.seq) return;
+    if (typeof seq !== 'number' || typeof stream !== 'string' || typeof cursor !== 'string') return;
+    this.readChange(seq, stream, cursor, typeof at === 'number' ? at : Date.now(), ref);
+  }
+
+  private readChange(seq: number, stream: string, cursor: string, at: number, ref: RecordRef): void {
+    if (seq <= this.seq) return;
     this.seq = seq;
     const cluster = isClusterCursor(cursor);
     if (!cluster) {
       this.lastCursor = cursor;
       this.remember(cursor.slice(0, cursor.lastIndexOf('-')));
     }
-    this.keep(stream, { seq, at: typeof at === 'number' ? at : Date.now(), ref, pos: cluster ? cursor : undefined });
+    this.keep(stream, { seq, at, ref, pos: cluster ? cursor : undefined });
   }
 
   /**
@@ -406,10 +416,22 @@ export class ChangeFeed {
     return kept.items.slice(from, to);
   }
 
-  /** The changes kept at these places, read back from the history. */
-  async read(places: readonly Kept[]): Promise<Change[]> {
+  /**
+   * The changes kept at these places, read back from the history; undefined for a line that
+   * does not parse (a boot reads only a change line's head: a line damaged in its middle is
+   * found here, logged, and skipped as a boot that parsed it whole would have skipped it).
+   */
+  async read(places: readonly Kept[]): Promise<Array<Change | undefined>> {
     const lines = await Promise.all(places.map((k) => this.log.read(k.ref)));
-    return lines.map((line) => parseChange(line));
+    return lines.map((line, i) => {
+      try {
+        return parseChange(line);
+      } catch (error) {
+        const { ref, seq } = places[i]!;
+        this.logger.warn({ err: error, path: ref.segment.file, offset: ref.offset, seq }, 'a change of the history cannot be read: it is skipped');
+        return undefined;
+      }
+    });
   }
 
   /** Every new change of `stream` that passes `filter` to `listener`, until the returned function is called. */
@@ -509,6 +531,9 @@ export class ChangeFeed {
 
   /** Note a run of this feed (the newest MAX_RUNS are kept: older cursors are long past the history). */
   private remember(run: string): void {
+    // Already the newest (every change line of a run at boot, every publish): nothing moves.
+    if (run === this.newestRun) return;
+    this.newestRun = run;
     this.runs.delete(run);
     this.runs.add(run);
     if (this.runs.size > MAX_RUNS) this.runs.delete(this.runs.values().next().value!);
@@ -579,6 +604,49 @@ export class ChangeFeed {
     }
     if (floors.length > 0) this.log.append(JSON.stringify({ floors })).written.catch(() => undefined);
   }
+}
+
+const CHANGE_LINE = '{"cursor":"';
+
+/**
+ * What a boot keeps of a change line this version wrote (`publish`), read from its head and its
+ * tail without parsing the body: `{"cursor":"…","seq":N,"stream":"…",…,"at":N}` or `…,"at":N,"omitted":true}`.
+ * `,"at":` is found from the end: every key before it holds JSON (the data as an escaped string,
+ * attributes as objects), so the last unescaped `,"at":` is the record's own. Undefined for any
+ * other line (segment headers, floors, other writers' shapes, anything escaped where a plain
+ * name is expected): those are parsed whole.
+ */
+export function changeHead(line: string): { cursor: string; seq: number; stream: string; at: number } | undefined {
+  if (!line.startsWith(CHANGE_LINE)) return undefined;
+  const cursorEnd = line.indexOf('"', CHANGE_LINE.length);
+  if (cursorEnd === -1 || !line.startsWith('","seq":', cursorEnd)) return undefined;
+  const cursor = line.slice(CHANGE_LINE.length, cursorEnd);
+  if (cursor.includes('\\')) return undefined;
+  const seqEnd = digitsEnd(line, cursorEnd + 8);
+  if (seqEnd === -1 || !line.startsWith(',"stream":"', seqEnd)) return undefined;
+  const streamStart = seqEnd + 11;
+  const streamEnd = line.indexOf('"', streamStart);
+  if (streamEnd === -1 || line.charCodeAt(streamEnd + 1) !== 44 /* , */) return undefined;
+  const stream = line.slice(streamStart, streamEnd);
+  if (stream.includes('\\')) return undefined;
+  const atKey = line.lastIndexOf(',"at":');
+  if (atKey <= streamEnd) return undefined;
+  const atEnd = digitsEnd(line, atKey + 6);
+  if (atEnd === -1) return undefined;
+  const rest = line.length - atEnd;
+  if (!(rest === 1 ? line.charCodeAt(atEnd) === 125 /* } */ : line.endsWith(',"omitted":true}') && rest === 16)) return undefined;
+  return { cursor, seq: Number(line.slice(cursorEnd + 8, seqEnd)), stream, at: Number(line.slice(atKey + 6, atEnd)) };
+}
+
+/** Where a run of 1 to 15 decimal digits starting at `from` ends, or -1. */
+function digitsEnd(text: string, from: number): number {
+  let at = from;
+  while (at < text.length && at - from < 16) {
+    const c = text.charCodeAt(at);
+    if (c < 48 || c > 57) break;
+    at++;
+  }
+  return at === from || at - from > 15 ? -1 : at;
 }
 
 /** A change line of the history as the feed hands it out. */

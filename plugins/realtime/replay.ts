@@ -73,13 +73,16 @@ export async function follow(feed: ChangeFeed, stream: string, after: number, fi
     if (places.length === 0) return { live: true, stop: feed.subscribe(stream, filter, (change) => target.write(change)) };
     const changes = await feed.read(places);
     for (let i = 0; i < changes.length; i++) {
-      const change = changes[i]!;
+      const change = changes[i];
       if (target.closed()) return { live: false, cursor: undefined };
-      const seen = deliverable(filter, change);
-      if (seen !== undefined) target.write(seen);
-      after = change.seq;
-      cursor = change.cursor;
       spent += places[i]!.ref.length;
+      // A line that does not parse (logged by the feed) is passed over, as a boot passes it over.
+      after = places[i]!.seq;
+      if (change !== undefined) {
+        const seen = deliverable(filter, change);
+        if (seen !== undefined) target.write(seen);
+        cursor = change.cursor;
+      }
       if (spent >= budget.bytes) return { live: false, cursor };
     }
     while (target.buffered() > budget.pauseAbove && !target.closed()) await sleep(PAUSE_MS);
@@ -99,12 +102,13 @@ export async function page(feed: ChangeFeed, stream: string, after: number, filt
     if (places.length === 0) return { changes: out, last, more: false };
     const changes = await feed.read(places);
     for (let i = 0; i < changes.length; i++) {
-      const change = changes[i]!;
+      const change = changes[i];
       if (out.length === max || spent >= budgetBytes) return { changes: out, last, more: true };
       spent += places[i]!.ref.length;
+      after = places[i]!.seq;
+      if (change === undefined) continue;
       const seen = deliverable(filter, change);
       if (seen !== undefined) out.push(seen);
-      after = change.seq;
       last = change.cursor;
     }
   }

@@ -5,12 +5,13 @@
  * by an older version (one file, any size) is converted as a stream; a torn or oversized
  * line is dropped.
  */
-import { appendFileSync, mkdtempSync, readdirSync, statSync, writeFileSync, openSync, closeSync, writeSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, openSync, closeSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ChangeFeed, KEPT_COST, type Change, type FeedLimits } from '../../plugins/realtime/feed.js';
+import { ChangeFeed, changeHead, KEPT_COST, type Change, type FeedLimits } from '../../plugins/realtime/feed.js';
 import { page } from '../../plugins/realtime/replay.js';
+import { memoryLogger } from '../helpers/logger.js';
 import { silentLogger } from '../sources/harness.js';
 
 const EVERYTHING = { key: '', accepts: () => true };
@@ -163,5 +164,65 @@ describe('change feed history', () => {
     expect((await replay(third, 's', undefined)).map((c) => c.event)).toEqual(['created', 'updated']);
     await third.close();
     writeFileSync(path.join(dir, 'unrelated.txt'), 'left alone');
+  });
+});
+
+describe('a boot reads a change line by its head and tail (issue #33)', () => {
+  it('finds what a full parse finds in every line publish writes', async () => {
+    const dir = folder();
+    const feed = new ChangeFeed(dir, limits({ maxChangeBytes: 64 }), silentLogger);
+    await feed.load();
+    // An "at" inside the attributes, quotes and a backslash in the data, a change too large to keep (omitted), an update with its version before.
+    feed.publish('s', 'created', 'a"b', '{"id":"a\\"b","note":",\\"at\\":1}"}', { id: 'a"b', at: 5, note: ',"at":1}' });
+    feed.publish('s', 'updated', 1, `{"id":1,"text":"${'x'.repeat(100)}"}`, { id: 1 });
+    feed.publish('s', 'updated', 2, '{"id":2}', { id: 2 }, { id: 2, at: 7 });
+    feed.publish('t', 'deleted', 3, 'null', { id: 3 });
+    await feed.close();
+    const lines = readdirSync(dir).flatMap((name) => readFileSync(path.join(dir, name), 'utf8').split('\n').filter((l) => l.length > 0));
+    const changes = lines.filter((l) => l.startsWith('{"cursor"'));
+    expect(changes).toHaveLength(4);
+    for (const line of changes) {
+      const whole = JSON.parse(line) as { cursor: string; seq: number; stream: string; at: number };
+      expect(changeHead(line)).toEqual({ cursor: whole.cursor, seq: whole.seq, stream: whole.stream, at: whole.at });
+    }
+    // Segment headers and floors, and anything not in publish's exact shape, are parsed whole.
+    for (const line of lines.filter((l) => !l.startsWith('{"cursor"'))) expect(changeHead(line)).toBeUndefined();
+    const seen = '{"cursor":"r1-5","seq":5,"stream":"s","event":"created","id":1,"data":"{}","match":{},"at":9}';
+    expect(changeHead(seen)).toEqual({ cursor: 'r1-5', seq: 5, stream: 's', at: 9 });
+    for (const other of [
+      seen.replace('"stream":"s"', '"stream":"s\\u0041"'),
+      seen.replace('"seq":5', '"seq":5.5'),
+      seen.replace('"seq":5', '"seq":1234567890123456'),
+      seen.replace('"at":9}', '"at":9 }'),
+      seen.replace('"at":9}', '"at":9,"other":1}'),
+      seen.replace('"at":9}', '"at":}'),
+      seen.slice(0, -1),
+      ` ${seen}`,
+    ]) {
+      expect(changeHead(other)).toBeUndefined();
+    }
+  });
+
+  it('a line damaged in its middle is passed over by a replay, as a boot that parsed it whole passed it over', async () => {
+    const dir = folder();
+    const first = new ChangeFeed(dir, limits(), silentLogger);
+    await first.load();
+    for (let id = 1; id <= 3; id++) first.publish('s', 'created', id, `{"id":${id},"title":"title ${id}"}`, { id, title: `title ${id}` });
+    await first.close();
+    const [segment] = readdirSync(dir).filter((n) => n.startsWith('changes-'));
+    const file = path.join(dir, segment!);
+    const text = readFileSync(file, 'utf8');
+    // Same length, head and tail intact: the second change's body is no longer JSON.
+    const at = text.indexOf('"title":"title 2"}');
+    writeFileSync(file, text.slice(0, at) + '\u0000'.repeat(8) + text.slice(at + 8));
+    const { logger, lines: logged } = memoryLogger('warn');
+    const second = new ChangeFeed(dir, limits(), logger);
+    await second.load();
+    expect((await replay(second, 's', undefined)).map((c) => c.id)).toEqual([1, 3]);
+    expect(logged).toEqual([expect.objectContaining({ seq: 2, path: file, msg: 'a change of the history cannot be read: it is skipped' })]);
+    // A client past the damaged change goes on from the next one, and the feed from the last.
+    const next = second.publish('s', 'created', 4, '{"id":4}', { id: 4 });
+    expect(next.seq).toBe(4);
+    await second.close();
   });
 });
