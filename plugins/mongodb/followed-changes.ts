@@ -55,11 +55,16 @@ export class FollowedChanges {
   /**
    * A stream's collection is followed now: `db` is its database (where a shared outbox lives),
    * `coverage` this node's unbroken run of following it, `replay` reads its history back.
+   * Returns what the source calls when it closes: the stream is forgotten, unless a newer
+   * source of it (a redefinition opens the new one first) registered since.
    */
-  following(stream: string, db: () => Db | undefined, coverage: () => FollowCoverage, replay: (from: { high: number; low: number }) => Promise<ChangeReplay>): void {
+  following(stream: string, db: () => Db | undefined, coverage: () => FollowCoverage, replay: (from: { high: number; low: number }) => Promise<ChangeReplay>): () => void {
     this.databases.set(stream, db);
     this.coverages.set(stream, coverage);
     this.replays.set(stream, replay);
+    return () => {
+      if (this.coverages.get(stream) === coverage) this.forget(stream);
+    };
   }
 
   /** The stream's changes from a cluster time on (inclusive), read back from the deployment (change-replay.ts); undefined: not a followed stream. */

@@ -82,6 +82,8 @@ export class MongoSource implements Source {
   private readonly revisions = new Revisions();
   private readonly storeListeners = new Set<(event: StoreEvent) => void>();
   private watcher: CollectionWatcher | undefined;
+  /** Forgets this source in the followed changes (close). */
+  private unfollow: (() => void) | undefined;
   private readonly maxTimeMS: number;
   /** Changes made by other nodes, announced to the change feed (see onExternalChange). */
   private readonly remote: EntryWatch;
@@ -198,7 +200,7 @@ export class MongoSource implements Source {
       () => this.connection.db,
     );
     this.watcher = watcher;
-    this.options.changes?.following(
+    this.unfollow = this.options.changes?.following(
       this.definition.id,
       () => this.connection.db,
       () => watcher.coverage,
@@ -214,6 +216,9 @@ export class MongoSource implements Source {
     if (this.closed) return;
     await this.lock.idle();
     await this.watcher?.stop();
+    // A closed source's closures (its connection, collection and coverage) are no longer
+    // followed: they kept the closed source alive and its database among the followed ones.
+    this.unfollow?.();
     this.remote.close();
     // A build in flight finishes on the server anyway. Its answer is awaited a little (so a short
     // build reports), never for long: a shutdown must not wait for a long index build.
