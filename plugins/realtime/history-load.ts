@@ -21,8 +21,8 @@ export class HistoryLoad {
 
   /**
    * Start the read (once: at `kernel.booted`, or at the first use when that comes earlier, a
-   * plugin's boot that writes an entry); resolves true once read, false when the read failed
-   * (publish skips the feed then). Never rejects.
+   * plugin's boot that writes an entry); resolves true once read, false when the read failed.
+   * Never rejects.
    */
   start(): Promise<boolean> {
     this.finished ??= this.run();
@@ -49,7 +49,7 @@ export class HistoryLoad {
     return this.state === 'ready';
   }
 
-  /** Wait for the read; a 503 when it failed (a change request, a socket). */
+  /** Wait for the read; a 503 when it failed (a change request, a socket, a write's change). */
   async whenReady(): Promise<void> {
     if (this.state === 'ready') return;
     if (!(await this.start())) throw new AppError(503, `The change history could not be read (${this.failure?.message ?? 'unknown error'}): changes are not served until the node restarts.`);

@@ -221,8 +221,9 @@ export const realtimePlugin = definePlugin(() => {
       };
       const publish = (event: ChangeEvent) => async (payload: EntryHookPayload) => {
         // Its seq follows the history's last: a write while the history is read waits for it
-        // (writes resume in the order they came); none is published when it could not be read.
-        if (!history.ready && !(await history.start())) return;
+        // (writes resume in the order they came). When it could not be read the 503 thrown here
+        // is logged for each write (hooks.ts): the write stands, its change and webhooks do not.
+        if (!history.ready) await history.whenReady();
         const definition = registry().get(payload.stream);
         if (definition === undefined || fromChangeStream(definition)) return;
         const data = event === 'deleted' ? 'null' : entries().toJson(definition, payload.entry);
