@@ -6,6 +6,7 @@ import { ENTRIES, type EntriesService } from '../entries/index.js';
 import { HTTP_SERVER, type StreamSink } from '../http/index.js';
 // The service token only (not the plugin's index): an app without MongoDB never loads the driver.
 import type { FollowedChanges } from '../mongodb/index.js';
+import { SOURCES } from '../sources/index.js';
 import { STREAM_REGISTRY, type StreamDefinition, type StreamRegistry } from '../streams/index.js';
 import { ClusterChanges } from './cluster-changes.js';
 import { SharedOutbox } from './shared-outbox.js';
@@ -135,8 +136,14 @@ export const realtimePlugin = definePlugin(() => {
           outbox.start();
         }
       }, log);
+      // After the entries' preload (started in the same hook, before this one): both parse on
+      // the event loop, and entries are what a client waits for first. A use of the feed that
+      // comes earlier (a write) starts the read at once.
       hooks.on('kernel.booted', () => {
-        void history.start();
+        void (async () => {
+          await find(SOURCES)?.whenLoaded();
+          await history.start();
+        })();
       });
       realtime = { feed, webhooks, open, sessions, admission, outbox, history };
       provide(REALTIME, realtime);
