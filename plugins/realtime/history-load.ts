@@ -5,7 +5,7 @@ import { AppError, type Logger } from '../../kernel/index.js';
  * transport listens (issue #33: no per-change work before listening; a full history is up to
  * `history.max_bytes` of lines to parse). Until it is over every use of the feed waits for it:
  * a write's change is published once it is read (in the order the writes came), a change
- * request or a socket is answered once it is read, and `/readyz` says `loading`. A read that
+ * request or a socket is answered once it is read, and `/readyz` details say `loading`. A read that
  * fails leaves the feed unserved (503, and `/readyz` names the error) where it used to stop
  * the boot: the entries are served all the same.
  */
@@ -55,11 +55,16 @@ export class HistoryLoad {
     if (!(await this.start())) throw new AppError(503, `The change history could not be read (${this.failure?.message ?? 'unknown error'}): changes are not served until the node restarts.`);
   }
 
-  /** For `/readyz`: ready (no details, as every healthy check), loading, or the error. */
+  /**
+   * For `/readyz`: ready (no details, as every healthy check); while the read runs, still ready
+   * with `history: "loading"` in the details (every request is answered, a change request or a
+   * write's change a little later: the node can take traffic, and its `ready` line, written once
+   * the entries are loaded, stays true); not ready once the read failed.
+   */
   report(): { ready: boolean; details?: Record<string, unknown> } {
     if (this.state === 'ready') return { ready: true };
     if (this.state === 'failed') return { ready: false, details: { history: 'unreadable', error: this.failure?.message } };
-    return { ready: false, details: { history: 'loading' } };
+    return { ready: true, details: { history: 'loading' } };
   }
 
   /** For shutdown: the read is over (a feed is never closed under it). */
