@@ -13,6 +13,7 @@ export class HistoryLoad {
   private state: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
   private failure: Error | undefined;
   private finished: Promise<boolean> | undefined;
+  private closed = false;
 
   constructor(
     private readonly read: () => Promise<void>,
@@ -25,8 +26,20 @@ export class HistoryLoad {
    * Never rejects.
    */
   start(): Promise<boolean> {
-    this.finished ??= this.run();
+    this.finished ??= this.closed ? Promise.resolve(false) : this.run();
     return this.finished;
+  }
+
+  /**
+   * Shutdown: a read not started yet never starts (the sources' preload it waits for ends
+   * when they close, after this plugin's shutdown), one running is waited for.
+   */
+  async close(): Promise<void> {
+    if (this.finished === undefined) {
+      this.closed = true;
+      this.failure = new Error('the node is shutting down');
+    }
+    await this.idle();
   }
 
   private async run(): Promise<boolean> {
@@ -63,7 +76,7 @@ export class HistoryLoad {
    */
   report(): { ready: boolean; details?: Record<string, unknown> } {
     if (this.state === 'ready') return { ready: true };
-    if (this.state === 'failed') return { ready: false, details: { history: 'unreadable', error: this.failure?.message } };
+    if (this.state === 'failed' || this.closed) return { ready: false, details: { history: 'unreadable', error: this.failure?.message } };
     return { ready: true, details: { history: 'loading' } };
   }
 

@@ -272,8 +272,9 @@ export const realtimePlugin = definePlugin(() => {
     },
     async shutdown() {
       const { feed, webhooks, open, sessions, outbox, history } = realtime;
-      // A read still running finishes first: the feed and the outbox are never closed under it.
-      await history.idle();
+      // A read still running finishes first: the feed and the outbox are never closed under it;
+      // one not started yet never starts.
+      await history.close();
       realtime.stopFollowing?.();
       await outbox.close();
       for (const sink of [...open]) sink.end();

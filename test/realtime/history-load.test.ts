@@ -137,4 +137,24 @@ describe('HistoryLoad', () => {
     expect(lines.some((l) => l.level === 50 && String(l.msg).includes('could not be read'))).toBe(true);
     await load.idle();
   });
+
+  it('a read not started before shutdown never starts; one running is waited for', async () => {
+    let reads = 0;
+    const never = new HistoryLoad(async () => void reads++, silent);
+    await never.close();
+    expect(await never.start()).toBe(false);
+    expect(reads).toBe(0);
+    expect(never.report()).toMatchObject({ ready: false });
+    await expect(never.whenReady()).rejects.toMatchObject({ status: 503 });
+    let finish!: () => void;
+    const running = new HistoryLoad(() => new Promise<void>((resolve) => (finish = resolve)), silent);
+    const started = running.start();
+    let closed = false;
+    const closing = running.close().then(() => (closed = true));
+    await Promise.resolve();
+    expect(closed).toBe(false);
+    finish();
+    await closing;
+    expect(await started).toBe(true);
+  });
 });
