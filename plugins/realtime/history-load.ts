@@ -5,8 +5,8 @@ import { AppError, type Logger } from '../../kernel/index.js';
  * transport listens (issue #33: no per-change work before listening; a full history is up to
  * `history.max_bytes` of lines to parse). Until it is over every use of the feed waits for it:
  * a write's change is published once it is read (in the order the writes came), a change
- * request or a socket is answered once it is read, and `/readyz` details say `loading`. A read that
- * fails leaves the feed unserved (503, and `/readyz` names the error) where it used to stop
+ * request or a socket is answered once it is read, and `/readyz` details say `loading`. A read
+ * that fails leaves the feed unserved (503, and `/readyz` names the error) where it used to stop
  * the boot: the entries are served all the same.
  */
 export class HistoryLoad {
@@ -21,9 +21,9 @@ export class HistoryLoad {
   ) {}
 
   /**
-   * Start the read (once: at `kernel.booted`, or at the first use when that comes earlier, a
-   * plugin's boot that writes an entry); resolves true once read, false when the read failed.
-   * Never rejects.
+   * Start the read (once: from `kernel.booted` once the entries' preload is over, or at the first
+   * use when that comes earlier, a plugin's boot that writes an entry); resolves true once read,
+   * false when the read failed or the node shut down first. Never rejects.
    */
   start(): Promise<boolean> {
     this.finished ??= this.closed ? Promise.resolve(false) : this.run();
