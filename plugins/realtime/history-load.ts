@@ -76,7 +76,8 @@ export class HistoryLoad {
    */
   report(): { ready: boolean; details?: Record<string, unknown> } {
     if (this.state === 'ready') return { ready: true };
-    if (this.state === 'failed' || this.closed) return { ready: false, details: { history: 'unreadable', error: this.failure?.message } };
+    if (this.closed) return { ready: false, details: { history: 'closed' } };
+    if (this.state === 'failed') return { ready: false, details: { history: 'unreadable', error: this.failure?.message } };
     return { ready: true, details: { history: 'loading' } };
   }
 

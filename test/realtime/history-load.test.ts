@@ -144,7 +144,7 @@ describe('HistoryLoad', () => {
     await never.close();
     expect(await never.start()).toBe(false);
     expect(reads).toBe(0);
-    expect(never.report()).toMatchObject({ ready: false });
+    expect(never.report()).toEqual({ ready: false, details: { history: 'closed' } });
     await expect(never.whenReady()).rejects.toMatchObject({ status: 503 });
     let finish!: () => void;
     const running = new HistoryLoad(() => new Promise<void>((resolve) => (finish = resolve)), silent);
