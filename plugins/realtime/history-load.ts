@@ -10,10 +10,10 @@ import { AppError, type Logger } from '../../kernel/index.js';
  * the boot: the entries are served all the same.
  */
 export class HistoryLoad {
-  private state: 'idle' | 'loading' | 'ready' | 'failed' = 'idle';
+  /** `closed`: shut down before the read started (it never will). */
+  private state: 'idle' | 'loading' | 'ready' | 'failed' | 'closed' = 'idle';
   private failure: Error | undefined;
   private finished: Promise<boolean> | undefined;
-  private closed = false;
 
   constructor(
     private readonly read: () => Promise<void>,
@@ -26,7 +26,7 @@ export class HistoryLoad {
    * false when the read failed or the node shut down first. Never rejects.
    */
   start(): Promise<boolean> {
-    this.finished ??= this.closed ? Promise.resolve(false) : this.run();
+    this.finished ??= this.state === 'closed' ? Promise.resolve(false) : this.run();
     return this.finished;
   }
 
@@ -36,7 +36,7 @@ export class HistoryLoad {
    */
   async close(): Promise<void> {
     if (this.finished === undefined) {
-      this.closed = true;
+      this.state = 'closed';
       this.failure = new Error('the node is shutting down');
     }
     await this.idle();
@@ -76,7 +76,7 @@ export class HistoryLoad {
    */
   report(): { ready: boolean; details?: Record<string, unknown> } {
     if (this.state === 'ready') return { ready: true };
-    if (this.closed) return { ready: false, details: { history: 'closed' } };
+    if (this.state === 'closed') return { ready: false, details: { history: 'closed' } };
     if (this.state === 'failed') return { ready: false, details: { history: 'unreadable', error: this.failure?.message } };
     return { ready: true, details: { history: 'loading' } };
   }

@@ -49,7 +49,7 @@ export const realtimePlugin = definePlugin(() => {
     // MONGODB_CHANGES is looked up with `find`, not declared: a declared use must have a
     // provider, and the mongodb plugin is optional (the kernel has no optional `uses`).
     uses: [STREAM_REGISTRY, API, ENTRIES, HTTP_SERVER],
-    register({ provide, use, find, config, hooks, logger }) {
+    register({ provide, use, find, config, hooks, logger, background }) {
       const settings = config.realtime;
       const folder = path.join(config.streams.data_path, '.realtime');
       // The context's logger binds `plugin` already (a child binding it again repeated the key).
@@ -140,10 +140,10 @@ export const realtimePlugin = definePlugin(() => {
       // the event loop, and entries are what a client waits for first. A use of the feed that
       // comes earlier (a write) starts the read at once.
       hooks.on('kernel.booted', () => {
-        void (async () => {
+        void background('reading the change history', async () => {
           await find(SOURCES)?.whenLoaded();
           await history.start();
-        })();
+        });
       });
       realtime = { feed, webhooks, open, sessions, admission, outbox, history };
       provide(REALTIME, realtime);
