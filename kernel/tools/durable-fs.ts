@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { close, closeSync, fdatasync, fstat, fstatSync, fsync, open as openFd, rename as renameFd, renameSync, write as writeFd, writeSync } from 'node:fs';
+import { close, closeSync, fdatasync, fstat, fstatSync, fsync, open as openFd, openSync, rename as renameFd, renameSync, unlinkSync, write as writeFd, writeSync } from 'node:fs';
 import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { storageHealthOf } from './storage-health.js';
@@ -22,6 +22,27 @@ export async function fsyncDir(dir: string): Promise<void> {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Flush a file already in place by its name (its bytes and size); false when there is none.
+ * For a journal's checkpoint: the files it wrote without a flush become durable, then the
+ * journal can go.
+ */
+export async function flushFile(file: string): Promise<boolean> {
+  let fd: number;
+  try {
+    fd = await openRead(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  try {
+    await syncData(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
 }
 
 /** Temp names start with a dot and end in .tmp so loaders can skip (and clean) leftovers. */
@@ -154,10 +175,58 @@ async function writeTemp(temp: string, bytes: Uint8Array, written: ReplaceOption
   else await closeFd(fd);
 }
 
-async function writeAtomic(file: string, data: string | Uint8Array, { unchanged, written }: ReplaceOptions): Promise<boolean> {
-  // Beside the file, by hand: path.join would normalize again per write what only gains a name.
+/** A temp name beside `file` (by hand: path.join would normalize again per write what only gains a name). */
+function tempPathFor(file: string): string {
   const cut = file.lastIndexOf(path.sep) + 1;
-  const temp = `${file.slice(0, cut)}.${file.slice(cut)}.${TEMP_PREFIX}${(++tempCounter).toString(36)}.tmp`;
+  return `${file.slice(0, cut)}.${file.slice(cut)}.${TEMP_PREFIX}${(++tempCounter).toString(36)}.tmp`;
+}
+
+/**
+ * Atomic but NOT flushed, all on the calling thread: temp file, rename over `file`; returns the
+ * new file's stamp. Only for a writer whose journal already holds these bytes durably (the
+ * filebase group commit, plugins/sources/write-journal.ts): a crash is repaired from there.
+ * On the loop because, with no flush to wait for, the calls are CPU work: measured against
+ * renames in the thread pool (concurrent ones contend for the folder's lock, and spin for it on
+ * one core; one at a time pays a round trip each), PATCH 3.8k vs 2.7-2.8k req/s.
+ */
+export function replaceFileUnsynced(file: string, bytes: Uint8Array): FileStamp {
+  const temp = writeTempSync(file, bytes);
+  try {
+    renameSync(temp.path, file);
+  } catch (error) {
+    unlinkQuietly(temp.path);
+    throw error;
+  }
+  return temp.stamp;
+}
+
+/** A complete, unflushed temp file beside `file` holding `bytes`, and its stamp. */
+function writeTempSync(file: string, bytes: Uint8Array): { path: string; stamp: FileStamp } {
+  const temp = tempPathFor(file);
+  const fd = openSync(temp, 'w', 0o644);
+  let stamp: FileStamp;
+  try {
+    for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+    stamp = stampOfStats(fstatSync(fd));
+  } catch (error) {
+    closeSync(fd);
+    unlinkQuietly(temp);
+    throw error;
+  }
+  closeSync(fd);
+  return { path: temp, stamp };
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // The caller's own error is the one to report; a leftover temp file is removed at the next load.
+  }
+}
+
+async function writeAtomic(file: string, data: string | Uint8Array, { unchanged, written }: ReplaceOptions): Promise<boolean> {
+  const temp = tempPathFor(file);
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
   await writeTemp(temp, bytes, written);
   try {

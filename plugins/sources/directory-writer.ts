@@ -1,6 +1,7 @@
-import { unlink } from 'node:fs/promises';
+import { unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { ensureDirDurable, fsyncDir, writeFileAtomic, type FileStamp } from '../../kernel/index.js';
+import { ensureDirDurable, replaceFileUnsynced, storageHealthOf, type FileStamp, type Logger } from '../../kernel/index.js';
+import { recoverJournals, WriteJournal, type JournalRecord } from './write-journal.js';
 
 interface Pending {
   name: string;
@@ -11,22 +12,24 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-async function removeOne(file: string): Promise<void> {
+/** Remove a file (no flush: the journal holds the removal); a missing file is not an error. */
+function removeOne(file: string): undefined {
   try {
-    await unlink(file);
+    unlinkSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+  return undefined;
 }
 
 /**
- * Group commit for one folder of entry files: writes and removals requested in the
- * same turn of the event loop are each done atomically (temp file, fsync, rename) and
- * then share one fsync of the folder, after which each caller is acknowledged. Each
- * file is still all-or-nothing on its own; a failure rejects only the writes it hit
- * (and every write of the batch when the folder fsync fails, since none is then
- * known durable). `check`, when given, runs once per batch before any file is touched
- * (the folder may be written at all): a throw rejects the whole batch.
+ * Group commit for one folder of entry files: writes and removals requested in the same turn
+ * of the event loop are appended to the folder's write journal and flushed with one fdatasync
+ * (write-journal.ts); then each file is replaced atomically (temp file, rename) or removed,
+ * and each caller is acknowledged. Each file is still all-or-nothing on its own; a failure
+ * rejects only the writes it hit (every write of the batch when the journal cannot be
+ * written, since none is then durable). `check`, when given, runs once per batch before any
+ * file is touched (the folder may be written at all): a throw rejects the whole batch.
  */
 export class DirectoryWriter {
   private pending: Pending[] = [];
@@ -34,12 +37,20 @@ export class DirectoryWriter {
   private ensured = false;
   /** `dir` and a separator: names are single path segments, so no path.join per file. */
   private readonly prefix: string;
+  private readonly journal: WriteJournal;
 
   constructor(
     readonly dir: string,
+    private readonly logger: Logger,
     private readonly check?: () => void,
   ) {
     this.prefix = path.resolve(dir) + path.sep;
+    this.journal = new WriteJournal(dir, logger);
+  }
+
+  /** Before the folder is read: put back what a crash left only in these journal files (found by the caller's listing). */
+  recover(journals: readonly string[]): Promise<void> {
+    return recoverJournals(this.dir, journals, this.logger);
   }
 
   /** Durable once this resolves; with the new file's stamp (to tell it from a later edit on disk without reading it). */
@@ -49,6 +60,11 @@ export class DirectoryWriter {
 
   async remove(name: string): Promise<void> {
     await this.enqueue(name, null);
+  }
+
+  /** After the last write: the journal is checkpointed and removed. */
+  close(): Promise<void> {
+    return this.journal.close();
   }
 
   private enqueue(name: string, data: string | null): Promise<FileStamp | undefined> {
@@ -65,31 +81,52 @@ export class DirectoryWriter {
     const batch = this.pending;
     this.pending = [];
     this.scheduled = false;
+    const health = storageHealthOf(this.prefix);
+    const records: JournalRecord[] = new Array(batch.length);
+    let generation;
     try {
       this.check?.();
       if (!this.ensured) {
         await ensureDirDurable(this.dir);
         this.ensured = true;
       }
+      for (let i = 0; i < batch.length; i++) {
+        const { name, data } = batch[i]!;
+        records[i] = { name, bytes: data === null ? null : Buffer.from(data) };
+      }
+      health.checkInjected();
+      generation = await this.journal.append(records);
     } catch (error) {
-      for (const p of batch) p.reject(error);
+      const failure = health.error(error);
+      for (const p of batch) p.reject(failure);
       return;
     }
-    const stamps: Array<FileStamp | undefined> = new Array(batch.length);
-    const results = await Promise.allSettled(
-      batch.map((p, i) => (p.data === null ? removeOne(this.prefix + p.name) : writeFileAtomic(this.prefix + p.name, p.data, { written: (stamp) => (stamps[i] = stamp) }))),
-    );
-    let dirError: unknown;
+    // Durable from here: each file is replaced (temp file, rename) or removed, on this thread,
+    // with no flush of its own (see replaceFileUnsynced).
+    const results = batch.map((p, i): PromiseSettledResult<FileStamp | undefined> => {
+      const bytes = records[i]!.bytes;
+      try {
+        return { status: 'fulfilled', value: bytes === null ? removeOne(this.prefix + p.name) : replaceFileUnsynced(this.prefix + p.name, bytes) };
+      } catch (error) {
+        return { status: 'rejected', reason: error };
+      }
+    });
+    const done: Array<[string, FileStamp | undefined]> = [];
+    const failed: string[] = [];
+    results.forEach((result, i) => (result.status === 'fulfilled' ? done.push([batch[i]!.name, result.value]) : failed.push(batch[i]!.name)));
     try {
-      await fsyncDir(this.dir);
-    } catch (error) {
-      dirError = error;
+      this.journal.applied(generation, done);
+      if (failed.length > 0) {
+        await this.journal.cancel(generation, failed).catch((error: unknown) => this.logger.error({ err: error, path: this.dir }, 'failed writes could not be cancelled in the write journal: a replay after a crash may still apply them'));
+      }
+    } finally {
+      generation.release();
     }
+    if (done.length > 0) health.written();
     results.forEach((result, i) => {
       const p = batch[i]!;
-      if (result.status === 'rejected') p.reject(result.reason);
-      else if (dirError) p.reject(dirError);
-      else p.resolve(stamps[i]);
+      if (result.status === 'fulfilled') p.resolve(result.value);
+      else p.reject(health.error(result.reason));
     });
   }
 }

@@ -43,7 +43,7 @@ describe('acceptance fixes', () => {
     const given = await app.request('POST', '/api/streams/things/entries', { id: 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE', n: 3 });
     expect(given.json.data.id).toBe('aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee');
     expect((await app.request('GET', '/api/streams/things/entries/aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee')).status).toBe(200);
-    expect(readdirSync(path.join(app.root, 'streams', 'data', 'things')).sort()).toEqual([`${id}.json`, 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee.json'].sort());
+    expect(readdirSync(path.join(app.root, 'streams', 'data', 'things')).filter((name) => !name.startsWith('.')).sort()).toEqual([`${id}.json`, 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee.json'].sort());
   });
 
   it('meta.stream of the stream endpoints is core.streams whatever streams_id is', async () => {

@@ -29,7 +29,7 @@ function embedded(): { streams: Record<string, object>; data: Record<string, Arr
     const id = name.slice(0, -5);
     streams[id] = JSON.parse(readFileSync(path.join(shipped, name), 'utf8')) as object;
     const folder = path.join(shipped, 'data', id);
-    data[id] = existsSync(folder) ? readdirSync(folder).map((f) => JSON.parse(readFileSync(path.join(folder, f), 'utf8')) as Record<string, unknown>) : [];
+    data[id] = existsSync(folder) ? readdirSync(folder).filter((f) => !f.startsWith('.')).map((f) => JSON.parse(readFileSync(path.join(folder, f), 'utf8')) as Record<string, unknown>) : [];
   }
   streams.notes = { name: 'Notes', fields: [{ handle: 'id', type: 'integer' }, { handle: 'text', type: 'string', input: { type: 'markdown' } }] };
   data.notes = Array.from({ length: 30 }, (_, i) => ({ id: i + 1, text: `note ${String(i + 1).padStart(2, '0')}` }));

@@ -5,6 +5,7 @@ import { AppError, inBackground, isTempFile, readTextFile, sameStamp, stampOfSta
 import { isEntryKey, keyFromName, type StreamDefinition } from '../../streams/index.js';
 import type { Entry, EntryKey, ExternalChange, SourceContext } from '../contracts.js';
 import { DirectoryWriter } from '../directory-writer.js';
+import { isJournalFile } from '../write-journal.js';
 import type { EntryStore, StoreHost } from '../memory/entry-store.js';
 import { LOAD_SLICE_MS, MemorySource, yieldToLoop } from '../memory-source.js';
 import { keyId } from '../criteria/values.js';
@@ -81,7 +82,7 @@ export class FilebaseStore implements EntryStore {
     this.folder = folder;
     // The folder's link check (issue #27) once per group-committed batch, not per file: it
     // resolves every component of the path (issue #33, durable writes).
-    this.writer = new DirectoryWriter(folder, () => this.assertInRoots());
+    this.writer = new DirectoryWriter(folder, this.logger, () => this.assertInRoots());
   }
 
   /** The application's roots, as the source was given them (a link out of them is not followed, issue #27). */
@@ -102,7 +103,7 @@ export class FilebaseStore implements EntryStore {
    * thread's malloc arena, resident for the life of the process. `removeTemps` only at load:
    * later, a temp file may be a write in flight.
    */
-  private async listEntryFiles(removeTemps = true): Promise<EntryFileList> {
+  private async listEntryFiles(removeTemps = true, journals?: string[]): Promise<EntryFileList> {
     const names = new EntryFileList(this.codec.extensions[0]!);
     // A folder that is a link out of the application's roots is not listed (issue #27).
     if (this.fileRoots?.check(this.folder) !== undefined) return names;
@@ -115,7 +116,7 @@ export class FilebaseStore implements EntryStore {
     }
     const temps: string[] = [];
     try {
-      while (!this.listSlice(dir, names, temps, removeTemps)) await this.host.nextSlice();
+      while (!this.listSlice(dir, names, temps, removeTemps, journals)) await this.host.nextSlice();
     } finally {
       dir.closeSync();
     }
@@ -131,7 +132,7 @@ export class FilebaseStore implements EntryStore {
    * ~60 here (issue #33). It runs once per file at boot, mostly before V8 optimizes it, so the
    * cheap tests come first.
    */
-  private listSlice(dir: Dir, names: EntryFileList, temps: string[], removeTemps: boolean): boolean {
+  private listSlice(dir: Dir, names: EntryFileList, temps: string[], removeTemps: boolean, journals: string[] | undefined): boolean {
     const started = performance.now();
     for (let n = 1; ; n++) {
       const found = dir.readSync();
@@ -140,6 +141,7 @@ export class FilebaseStore implements EntryStore {
       // Hidden names (temp files among them) are never entries; the usual name ends with the format's first extension.
       if (name.charCodeAt(0) === 46) {
         if (removeTemps && isTempFile(name)) temps.push(name);
+        else if (journals !== undefined && isJournalFile(name)) journals.push(name);
       } else if (name.endsWith(this.suffix) || this.isEntryFile(name)) {
         // Only links need resolving (the listing tells them apart for free): one out of the roots is skipped.
         if (!found.isSymbolicLink() || this.fileRoots?.check(this.folder + path.sep + name) === undefined) names.add(name);
@@ -149,7 +151,14 @@ export class FilebaseStore implements EntryStore {
   }
 
   async load(): Promise<Entry[]> {
-    const wanted = await this.listEntryFiles();
+    const journals: string[] = [];
+    let wanted = await this.listEntryFiles(true, journals);
+    if (journals.length > 0) {
+      // An unclean stop left a write journal: what it holds goes back into the files, which are
+      // then listed again (only after a crash; the listing found them, so a boot lists once).
+      await this.writer.recover(journals);
+      wanted = await this.listEntryFiles();
+    }
     this.fileNames.clear();
     // Small files read synchronously in slices of LOAD_SLICE_MS, yielding between slices:
     // three to four times faster than one thread-pool round trip per open/stat/read/close
@@ -470,6 +479,11 @@ export class FilebaseStore implements EntryStore {
 
   checkNewKey(id: string): void {
     assertFileKey(id);
+  }
+
+  /** After the last write (the source drained them): the write journal is checkpointed away. */
+  async close(): Promise<void> {
+    await this.writer.close();
   }
 
   async put(id: string, entry: Entry): Promise<void> {
