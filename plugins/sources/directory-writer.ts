@@ -1,6 +1,5 @@
-import { unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { ensureDirDurable, replaceFileUnsynced, storageHealthOf, type FileStamp, type Logger } from '../../kernel/index.js';
+import { ensureDirDurable, removeFileUnsynced, replaceFileUnsynced, storageHealthOf, type FileStamp, type Logger } from '../../kernel/index.js';
 import { recoverJournals, WriteJournal, type JournalRecord } from './write-journal.js';
 
 interface Pending {
@@ -10,16 +9,6 @@ interface Pending {
   /** The written file's stamp (undefined for a removal). */
   resolve(stamp: FileStamp | undefined): void;
   reject(error: unknown): void;
-}
-
-/** Remove a file (no flush: the journal holds the removal); a missing file is not an error. */
-function removeOne(file: string): undefined {
-  try {
-    unlinkSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  return undefined;
 }
 
 /**
@@ -104,9 +93,12 @@ export class DirectoryWriter {
     // Durable from here: each file is replaced (temp file, rename) or removed, on this thread,
     // with no flush of its own (see replaceFileUnsynced).
     const results = batch.map((p, i): PromiseSettledResult<FileStamp | undefined> => {
+      const file = this.prefix + p.name;
       const bytes = records[i]!.bytes;
       try {
-        return { status: 'fulfilled', value: bytes === null ? removeOne(this.prefix + p.name) : replaceFileUnsynced(this.prefix + p.name, bytes) };
+        if (bytes !== null) return { status: 'fulfilled', value: replaceFileUnsynced(file, bytes) };
+        removeFileUnsynced(file);
+        return { status: 'fulfilled', value: undefined };
       } catch (error) {
         return { status: 'rejected', reason: error };
       }

@@ -16,7 +16,7 @@ vi.mock('node:fs', async (importOriginal) => {
   };
 });
 
-const { ensureDirDurable, writeFileDurable } = await import('../../kernel/tools/durable-fs.js');
+const { ensureDirDurable, removeFileUnsynced, replaceFileUnsynced, writeFileDurable } = await import('../../kernel/tools/durable-fs.js');
 
 let dir: string;
 beforeAll(async () => {
@@ -45,5 +45,30 @@ describe('durable files', () => {
     expect(await readFile(file, 'utf8')).toBe('{"id":1}\n');
     expect(await readdir(path.join(dir, 'new'))).toEqual(['entry.json']);
     expect(synced).toEqual([dir, path.join(dir, 'new')]);
+  });
+});
+
+describe('unflushed replace and remove (the filebase journal writes the bytes durably first)', () => {
+  it('replaces a file (stamp of the new one), removes one, and says when there was none', async () => {
+    const file = path.join(dir, 'entry.json');
+    const first = replaceFileUnsynced(file, Buffer.from('{"v":1}'));
+    const second = replaceFileUnsynced(file, Buffer.from('{"v":22}'));
+    expect(await readFile(file, 'utf8')).toBe('{"v":22}');
+    expect(second.ino).not.toBe(first.ino);
+    expect(second.size).toBe(8);
+    expect((await stat(file)).ino).toBe(second.ino);
+    expect(removeFileUnsynced(file)).toBe(true);
+    expect(removeFileUnsynced(file)).toBe(false);
+    expect((await readdir(dir)).filter((name) => name.includes('entry'))).toEqual([]);
+  });
+
+  it('never blocks on a FIFO put where an entry file was (the old file is held open without blocking)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const fifo = path.join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    replaceFileUnsynced(fifo, Buffer.from('{"v":1}'));
+    expect(await readFile(fifo, 'utf8')).toBe('{"v":1}');
+    execFileSync('mkfifo', [path.join(dir, 'fifo2.json')]);
+    expect(removeFileUnsynced(path.join(dir, 'fifo2.json'))).toBe(true);
   });
 });
