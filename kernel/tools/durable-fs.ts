@@ -222,11 +222,12 @@ export function removeFileUnsynced(file: string): boolean {
  * inode goes in the thread pool (`letGo`), not in the call on the loop: freeing its blocks
  * waits there for the device when the file system discards freed blocks online (`-o discard`,
  * this VM's ext4: `blkdev_issue_discard` -> `submit_bio_wait` was a fifth of the loop's waits
- * in a durable PATCH). O_NONBLOCK: a FIFO put there by hand must not block the open.
+ * in a durable PATCH). O_NONBLOCK: a FIFO put there by hand must not block the open;
+ * O_NOFOLLOW: a link is replaced, not what it points to, so nothing beyond it is opened.
  */
 function holdOld(file: string): number {
   try {
-    return openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    return openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch {
     return -1; // none (or unreadable): the rename or unlink frees it, as it would anyway
   }

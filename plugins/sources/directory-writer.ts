@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ensureDirDurable, removeFileUnsynced, replaceFileUnsynced, storageHealthOf, type FileStamp, type Logger } from '../../kernel/index.js';
-import { recoverJournals, WriteJournal, type JournalRecord } from './write-journal.js';
+import { recoverJournals, WriteJournal, type JournalGeneration, type JournalRecord } from './write-journal.js';
 
 interface Pending {
   name: string;
@@ -72,7 +72,7 @@ export class DirectoryWriter {
     this.scheduled = false;
     const health = storageHealthOf(this.prefix);
     const records: JournalRecord[] = new Array(batch.length);
-    let generation;
+    let generation: JournalGeneration;
     try {
       this.check?.();
       if (!this.ensured) {

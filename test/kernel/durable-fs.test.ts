@@ -71,4 +71,15 @@ describe('unflushed replace and remove (the filebase journal writes the bytes du
     execFileSync('mkfifo', [path.join(dir, 'fifo2.json')]);
     expect(removeFileUnsynced(path.join(dir, 'fifo2.json'))).toBe(true);
   });
+
+  it('replaces a link itself, never what it points to', async () => {
+    const { symlinkSync, writeFileSync } = await import('node:fs');
+    const target = path.join(dir, 'elsewhere.txt');
+    writeFileSync(target, 'not an entry');
+    const link = path.join(dir, 'linked.json');
+    symlinkSync(target, link);
+    replaceFileUnsynced(link, Buffer.from('{"v":1}'));
+    expect(await readFile(link, 'utf8')).toBe('{"v":1}');
+    expect(await readFile(target, 'utf8')).toBe('not an entry');
+  });
 });
