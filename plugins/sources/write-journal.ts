@@ -102,7 +102,7 @@ export class WriteJournal {
    * are touched. Release the generation returned once the batch's files are in place.
    */
   async append(records: readonly JournalRecord[]): Promise<JournalGeneration> {
-    const generation = this.current ?? (await (this.opening ??= this.open()));
+    const generation = this.current ?? (await this.opened());
     const parts: Buffer[] = [];
     for (const { name, bytes } of records) {
       const quoted = JSON.stringify(name);
@@ -158,25 +158,29 @@ export class WriteJournal {
     while (this.checkpoints.size > 0) await Promise.all(this.checkpoints);
   }
 
+  /** The generation batches go to, opened by the first batch that needs one (one open for concurrent batches). */
+  private opened(): Promise<JournalGeneration> {
+    // Forgotten once settled, from outside the open: one that failed (even before its first
+    // await) must not be handed to every later batch.
+    this.opening ??= this.open().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
   private async open(): Promise<JournalGeneration> {
+    const file = path.join(this.dir, `${PREFIX}${Date.now()}.${++sequence}.${WRITER_ID}`);
+    const fd = openSync(file, 'a', 0o644);
+    live.add(file);
+    const generation = new JournalGeneration(file, fd);
     try {
-      const file = path.join(this.dir, `${PREFIX}${Date.now()}.${++sequence}.${WRITER_ID}`);
-      const fd = openSync(file, 'a', 0o644);
-      live.add(file);
-      const generation = new JournalGeneration(file, fd);
-      try {
-        // The journal's own name must survive a crash before anything in it counts.
-        await fsyncDir(this.dir);
-      } catch (error) {
-        this.retire(generation);
-        unlinkQuietly(file);
-        throw error;
-      }
-      this.current = generation;
-      return generation;
-    } finally {
-      this.opening = undefined;
+      // The journal's own name must survive a crash before anything in it counts.
+      await fsyncDir(this.dir);
+    } catch (error) {
+      this.retire(generation);
+      unlinkQuietly(file);
+      throw error;
     }
+    this.current = generation;
+    return generation;
   }
 
   /** The current generation is closed to new batches and checkpointed once its batches are done. */

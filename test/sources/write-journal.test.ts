@@ -159,4 +159,17 @@ describe('filebase write journal: while the store runs', () => {
     await journal.close();
     expect(hidden(root)).toEqual([]);
   });
+
+  it('a journal that cannot be opened fails that batch only: the next one opens it again', async () => {
+    const root = await tempRoot('journal-');
+    roots.push(root);
+    const folder = path.join(root, 'not-yet');
+    const journal = new WriteJournal(folder, silentLogger);
+    await expect(journal.append([{ name: 'a.json', bytes: Buffer.from('{}') }])).rejects.toMatchObject({ code: 'ENOENT' });
+    mkdirSync(folder);
+    (await journal.append([{ name: 'a.json', bytes: Buffer.from('{}') }])).release();
+    expect(hidden(folder)).toHaveLength(1);
+    await journal.close();
+    expect(hidden(folder)).toEqual([]);
+  });
 });
