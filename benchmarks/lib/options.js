@@ -39,9 +39,9 @@ export const REALTIME_ID = 'realtime';
 export const ACCESS_ID = 'access';
 
 const MODES = {
-  quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1, atScale: [100_000] },
-  full: { warmup: 3, runs: 5, duration: 10, sizes: [10_000, 100_000], scaling: [1_000, 10_000, 100_000, 1_000_000], scalingFilterMax: Infinity, boots: 3, atScale: [100_000, 1_000_000] },
-  smoke: { warmup: 0.5, runs: 1, duration: 1, sizes: [1_000], scaling: [1_000], scalingFilterMax: Infinity, boots: 1, atScale: [1_000] },
+  quick: { warmup: 1, runs: 3, duration: 2, sizes: [10_000], scaling: [1_000, 10_000, 100_000], scalingFilterMax: 10_000, boots: 1, bootPairs: 3, atScale: [100_000] },
+  full: { warmup: 3, runs: 5, duration: 10, sizes: [10_000, 100_000], scaling: [1_000, 10_000, 100_000, 1_000_000], scalingFilterMax: Infinity, boots: 3, bootPairs: 3, atScale: [100_000, 1_000_000] },
+  smoke: { warmup: 0.5, runs: 1, duration: 1, sizes: [1_000], scaling: [1_000], scalingFilterMax: Infinity, boots: 1, bootPairs: 1, atScale: [1_000] },
 };
 
 function numberList(text, name) {
@@ -108,6 +108,7 @@ export function parseOptions(argv) {
     atScale: values['at-scale'] ? numberList(values['at-scale'], 'at-scale') : wrkParts ? base.atScale : [],
     scalingFilterMax: base.scalingFilterMax,
     boots: base.boots,
+    bootPairs: base.bootPairs,
     runs: values.runs ? Math.round(positive(values.runs, 'runs')) : base.runs,
     duration: values.duration ? positive(values.duration, 'duration') : base.duration,
     warmup: values.warmup ? positive(values.warmup, 'warmup') : base.warmup,

@@ -53,7 +53,7 @@ function spawnProduct(config, port, pin) {
  * Boot once (the product, or with `baseline` = data folder the fastify baseline) and time:
  * listening line (product), first /readyz 200, and the last entry served right after it.
  */
-export async function bootToServable({ app, count, pin, track, log, baseline = null, minimal = false }) {
+export async function bootToServable({ app, count, pin, track, log, baseline = null, minimal = false, settle = true }) {
   const port = await freePort();
   const started = performance.now();
   const server = track(baseline ? await startBaseline({ dataDir: baseline, pin, port, minimal }) : spawnProduct(app.config, port, pin));
@@ -98,8 +98,10 @@ export async function bootToServable({ app, count, pin, track, log, baseline = n
     result.cpuMs = cpuMsOf(server.pid);
     // RSS right after a load still holds the load's garbage (V8 returns pages after its next
     // full collection): read it again once the node has been idle for a few seconds.
-    await sleep(SETTLE_MS);
-    result.rssSettledKb = memoryOf(server.pid)?.rssKb ?? null;
+    if (settle) {
+      await sleep(SETTLE_MS);
+      result.rssSettledKb = memoryOf(server.pid)?.rssKb ?? null;
+    }
   } finally {
     ready = true;
     await health;
@@ -110,7 +112,7 @@ export async function bootToServable({ app, count, pin, track, log, baseline = n
   result.progressLines = (out.match(/"msg":"[^"]*loading/gi) ?? []).length;
   log(
     `[boot ${count}] ${who}: listening ${Math.round(listeningMs ?? NaN)} ms, /readyz 200 at ${Math.round(result.readyMs)} ms, entry ${count} served at ${Math.round(result.servableMs)} ms (status ${result.entryStatus})` +
-      `${result.honest ? '' : ' READY BEFORE SERVABLE'}; /healthz answered ${result.healthzAnswered} times while booting (max ${(result.healthzMaxMs ?? NaN).toFixed(1)} ms); RSS ${((result.rssKb ?? NaN) / 1024).toFixed(1)} MB (${((result.rssSettledKb ?? NaN) / 1024).toFixed(1)} MB after ${SETTLE_MS / 1000} s idle); CPU used ${Math.round(result.cpuMs ?? NaN)} ms`,
+      `${result.honest ? '' : ' READY BEFORE SERVABLE'}; /healthz answered ${result.healthzAnswered} times while booting (max ${(result.healthzMaxMs ?? NaN).toFixed(1)} ms); RSS ${((result.rssKb ?? NaN) / 1024).toFixed(1)} MB${settle ? ` (${((result.rssSettledKb ?? NaN) / 1024).toFixed(1)} MB after ${SETTLE_MS / 1000} s idle)` : ''}; CPU used ${Math.round(result.cpuMs ?? NaN)} ms`,
   );
   return result;
 }
