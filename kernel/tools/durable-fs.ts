@@ -24,6 +24,16 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** fdatasync in the thread pool: a file's bytes and what reading them back needs (its size). */
+export function flushDescriptor(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
+/** Write every byte on the calling thread (a write may take fewer than asked). */
+export function writeAllSync(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+}
+
 /**
  * Flush a file already in place by its name (its bytes and size); false when there is none.
  * For a journal's checkpoint: the files it wrote without a flush become durable, then the
@@ -38,7 +48,7 @@ export async function flushFile(file: string): Promise<boolean> {
     throw error;
   }
   try {
-    await syncData(fd);
+    await flushDescriptor(fd);
   } finally {
     closeSync(fd);
   }
@@ -138,7 +148,6 @@ const writeAll = (fd: number, data: Uint8Array): Promise<void> =>
       });
     next(0);
   });
-const syncData = (fd: number): Promise<void> => new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 const syncAll = (fd: number): Promise<void> => new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 const stampOf = (fd: number): Promise<FileStamp> =>
   new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(stampOfStats(st)))));
@@ -151,13 +160,13 @@ async function writeTemp(temp: string, bytes: Uint8Array, written: ReplaceOption
   const fd = await openW(temp);
   try {
     if (small) {
-      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+      writeAllSync(fd, bytes);
     } else {
       await writeAll(fd, bytes);
     }
     // fdatasync: the bytes and what is needed to read them back (the size); the name is made
     // durable by the folder's fsync after the rename.
-    await syncData(fd);
+    await flushDescriptor(fd);
     if (written !== undefined) {
       const st = small ? fstatSync(fd) : await stampOf(fd);
       written(stampOfStats(st));
@@ -243,7 +252,7 @@ function writeTempSync(file: string, bytes: Uint8Array): { path: string; stamp: 
   const fd = openSync(temp, 'w', 0o644);
   let stamp: FileStamp;
   try {
-    for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+    writeAllSync(fd, bytes);
     stamp = stampOfStats(fstatSync(fd));
   } catch (error) {
     closeSync(fd);

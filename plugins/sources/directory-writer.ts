@@ -92,33 +92,30 @@ export class DirectoryWriter {
     }
     // Durable from here: each file is replaced (temp file, rename) or removed, on this thread,
     // with no flush of its own (see replaceFileUnsynced).
-    const results = batch.map((p, i): PromiseSettledResult<FileStamp | undefined> => {
-      const file = this.prefix + p.name;
+    const stamps: Array<FileStamp | undefined> = new Array(batch.length);
+    const failures = new Map<Pending, unknown>();
+    const done: Array<[string, FileStamp | undefined]> = [];
+    for (let i = 0; i < batch.length; i++) {
+      const p = batch[i]!;
       const bytes = records[i]!.bytes;
       try {
-        if (bytes !== null) return { status: 'fulfilled', value: replaceFileUnsynced(file, bytes) };
-        removeFileUnsynced(file);
-        return { status: 'fulfilled', value: undefined };
+        if (bytes === null) removeFileUnsynced(this.prefix + p.name);
+        else stamps[i] = replaceFileUnsynced(this.prefix + p.name, bytes);
+        done.push([p.name, stamps[i]]);
       } catch (error) {
-        return { status: 'rejected', reason: error };
+        failures.set(p, health.error(error));
       }
-    });
-    const done: Array<[string, FileStamp | undefined]> = [];
-    const failed: string[] = [];
-    results.forEach((result, i) => (result.status === 'fulfilled' ? done.push([batch[i]!.name, result.value]) : failed.push(batch[i]!.name)));
+    }
     try {
       this.journal.applied(generation, done);
-      if (failed.length > 0) {
-        await this.journal.cancel(generation, failed).catch((error: unknown) => this.logger.error({ err: error, path: this.dir }, 'failed writes could not be cancelled in the write journal: a replay after a crash may still apply them'));
+      if (failures.size > 0) {
+        const names = [...failures.keys()].map((p) => p.name);
+        await this.journal.cancel(generation, names).catch((error: unknown) => this.logger.error({ err: error, path: this.dir }, 'failed writes could not be cancelled in the write journal: a replay after a crash may still apply them'));
       }
     } finally {
       generation.release();
     }
     if (done.length > 0) health.written();
-    results.forEach((result, i) => {
-      const p = batch[i]!;
-      if (result.status === 'fulfilled') p.resolve(result.value);
-      else p.reject(health.error(result.reason));
-    });
+    batch.forEach((p, i) => (failures.has(p) ? p.reject(failures.get(p)) : p.resolve(stamps[i])));
   }
 }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fdatasync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { flushFile, fsyncDir, replaceFileUnsynced, sameStamp, stampOfStats, type FileStamp, type Logger } from '../../kernel/index.js';
+import { flushDescriptor, flushFile, fsyncDir, replaceFileUnsynced, sameStamp, stampOfStats, writeAllSync, type FileStamp, type Logger } from '../../kernel/index.js';
 import { mapLimit } from './map-limit.js';
 
 /**
@@ -75,11 +76,6 @@ export interface JournalRecord {
 const WRITER_ID = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;
 let sequence = 0;
 
-const syncData = (fd: number): Promise<void> => new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-
-function writeAllSync(fd: number, bytes: Buffer): void {
-  for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
-}
 
 export class WriteJournal {
   private current: JournalGeneration | undefined;
@@ -118,7 +114,7 @@ export class WriteJournal {
     try {
       writeAllSync(generation.fd, chunk);
       generation.bytes += chunk.byteLength;
-      await syncData(generation.fd);
+      await flushDescriptor(generation.fd);
     } catch (error) {
       generation.release();
       // What follows a record half written (or a failed flush) would never be replayed: later
@@ -148,7 +144,7 @@ export class WriteJournal {
   /** Writes journaled but not done (their file could not be written): never replayed, flushed before the caller reports the failure. */
   async cancel(generation: JournalGeneration, names: readonly string[]): Promise<void> {
     writeAllSync(generation.fd, Buffer.from(names.map((name) => `C ${JSON.stringify(name)}\n`).join('')));
-    await syncData(generation.fd);
+    await flushDescriptor(generation.fd);
   }
 
   /** Checkpoint everything journaled: a clean stop leaves no journal behind. */
@@ -176,7 +172,7 @@ export class WriteJournal {
       await fsyncDir(this.dir);
     } catch (error) {
       this.retire(generation);
-      unlinkQuietly(file);
+      await unlink(file).catch(() => undefined); // nothing was journaled in it
       throw error;
     }
     this.current = generation;
@@ -200,7 +196,7 @@ export class WriteJournal {
       await mapLimit([...generation.names], FLUSH_CONCURRENCY, (name) => flushFile(path.join(this.dir, name)));
       await fsyncDir(this.dir);
       // Its `A` notes flushed too: were the removal lost in a crash, a replay keeps any file edited on disk since.
-      await syncData(generation.fd);
+      await flushDescriptor(generation.fd);
       unlinkSync(generation.file);
     } finally {
       this.retire(generation);
@@ -215,23 +211,15 @@ export class WriteJournal {
 
 const NEWLINE = Buffer.from('\n');
 
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // Nothing was journaled in it.
-  }
-}
-
 /** What a replay knows of one name: its last write (null: a removal), and whether it was done. */
-interface Replayed {
+export interface ReplayedWrite {
   bytes: Buffer | null;
   /** The file the write made (undefined: not known to be done; 'removed': the removal was done). */
   done: FileStamp | 'removed' | undefined;
 }
 
 /** Parse one journal into `into` (later records win), up to its first torn or damaged record. */
-export function parseJournal(data: Buffer, into: Map<string, Replayed>): { complete: boolean } {
+export function parseJournal(data: Buffer, into: Map<string, ReplayedWrite>): { complete: boolean } {
   let at = 0;
   while (at < data.byteLength) {
     const end = data.indexOf(10, at);
@@ -297,7 +285,7 @@ function leftJournals(dir: string, names: readonly string[]): string[] {
 export async function recoverJournals(dir: string, found: readonly string[], logger: Logger): Promise<void> {
   const journals = leftJournals(dir, found);
   if (journals.length === 0) return;
-  const writes = new Map<string, Replayed>();
+  const writes = new Map<string, ReplayedWrite>();
   for (const name of journals) {
     const { complete } = parseJournal(readFileSync(path.join(dir, name)), writes);
     if (!complete) logger.warn({ path: path.join(dir, name) }, 'the write journal ends in a torn record (a write never acknowledged): replayed up to it');

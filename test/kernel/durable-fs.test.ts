@@ -72,7 +72,7 @@ describe('unflushed replace and remove (the filebase journal writes the bytes du
     expect(removeFileUnsynced(path.join(dir, 'fifo2.json'))).toBe(true);
   });
 
-  it('replaces a link itself, never what it points to', async () => {
+  it('replaces a link at the name with the file, leaving what the link pointed to as it was', async () => {
     const { symlinkSync, writeFileSync } = await import('node:fs');
     const target = path.join(dir, 'elsewhere.txt');
     writeFileSync(target, 'not an entry');

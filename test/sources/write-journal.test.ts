@@ -4,7 +4,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSourceRegistry, type Entry } from '../../plugins/sources/index.js';
-import { parseJournal, WriteJournal } from '../../plugins/sources/write-journal.js';
+import { parseJournal, WriteJournal, type ReplayedWrite } from '../../plugins/sources/write-journal.js';
 import { field, makeDefinition } from './definitions.js';
 import { configFor, silentLogger, tempRoot } from './harness.js';
 
@@ -116,7 +116,7 @@ describe('filebase write journal: the load after a crash', () => {
     const good = write('1.json', '{"id":1}');
     const bad = Buffer.from(write('2.json', '{"id":2}'));
     bad[bad.byteLength - 3] = 0x33; // one byte of the entry changed
-    const into = new Map();
+    const into = new Map<string, ReplayedWrite>();
     expect(parseJournal(Buffer.concat([good, bad, write('3.json', '{"id":3}')]), into)).toEqual({ complete: false });
     expect([...into.keys()]).toEqual(['1.json']);
   });
@@ -130,8 +130,8 @@ describe('filebase write journal: while the store runs', () => {
     await source.delete(3);
     const [journal] = hidden(folder);
     expect(journal).toMatch(/^\.streams-journal\./);
-    const replayed = new Map<string, { bytes: Buffer | null }>();
-    expect(parseJournal(readFileSync(path.join(folder, journal!)), replayed as never)).toEqual({ complete: true });
+    const replayed = new Map<string, ReplayedWrite>();
+    expect(parseJournal(readFileSync(path.join(folder, journal!)), replayed)).toEqual({ complete: true });
     expect(replayed.get('3.json')!.bytes).toBeNull();
     expect(JSON.parse(replayed.get('20.json')!.bytes!.toString())).toEqual({ id: 20, text: 'entry 20' });
     for (let i = 1; i <= 20; i++) expect(existsSync(path.join(folder, `${i}.json`))).toBe(i !== 3);
