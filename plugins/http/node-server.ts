@@ -4,6 +4,7 @@ import net, { type Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
+import { headersFrozen } from './frozen-reply.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
 import { announcesBody, arrivalTime, TransportRequest } from './request.js';
@@ -81,6 +82,8 @@ export class NodeHttpServer extends HttpServerCore {
   private sockets: WebSocketServer | null = null;
   /** Open HTTP connections (upgraded ones leave): a drain's grace ends early once there are none. */
   private readonly httpSockets = new Set<Socket>();
+  /** The header lists of kept replies, by reply (see `headOf`). */
+  private readonly heads = new WeakMap<HttpReply, string[]>();
 
   constructor(config: KernelConfig, logger: Logger, hooks: Hooks) {
     super(config, logger, hooks);
@@ -288,6 +291,18 @@ export class NodeHttpServer extends HttpServerCore {
   private write(res: http.ServerResponse, request: NodeTransportRequest, reply: HttpReply, close: boolean): void {
     request.finished = true;
     const status = reply.status;
+    const body = reply.body;
+    const stream = reply.stream;
+    if (body !== undefined && stream === undefined && request.responseHeaders === null && !close && status !== 204 && status !== 304) {
+      // The common answer: a body and the reply's own headers (a cached GET's every time).
+      const head = this.heads.get(reply) ?? this.headOf(reply, body);
+      head[1] = request.id;
+      res.writeHead(status, statusText(status), head);
+      res.end(body);
+      request.socket = null;
+      this.finish(request, status);
+      return;
+    }
     // The transport's own names in lower case (issue #33): node lower-cases each name it is
     // given to look for the ones it manages, which for a mixed-case name made a new string per
     // header per request (~2% of a GET one). Names are case-insensitive (RFC 9110).
@@ -297,8 +312,6 @@ export class NodeHttpServer extends HttpServerCore {
     const headers = reply.headers;
     if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
     if (close) head.push('connection', 'close');
-    const body = reply.body;
-    const stream = reply.stream;
     if (stream !== undefined && request.method !== 'HEAD') {
       head.push('content-type', reply.type ?? JSON_TYPE);
       res.writeHead(status, statusText(status), head);
@@ -318,6 +331,23 @@ export class NodeHttpServer extends HttpServerCore {
     }
     request.socket = null;
     this.finish(request, status);
+  }
+
+  /**
+   * The header list of an answer with a body, slot 1 left for the request id: `x-request-id`,
+   * the reply's headers, its type and length (names in lower case: see `write`). Kept beside a
+   * reply that is handed out again and again (a reply-cache hit: frozen, with its header list)
+   * and reused by each of its answers, which writes its own id into slot 1 just before
+   * `writeHead` (node reads the list within that call and keeps nothing of it): no list, no
+   * length text and no pass over the headers per request (issue #33).
+   */
+  private headOf(reply: HttpReply, body: string | Uint8Array): string[] {
+    const head: string[] = ['x-request-id', ''];
+    const headers = reply.headers;
+    if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
+    head.push('content-type', reply.type ?? JSON_TYPE, 'content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+    if (Object.isFrozen(reply) && (headers === undefined || headersFrozen(headers))) this.heads.set(reply, head);
+    return head;
   }
 
   /** A request node's parser refused before it became a request: answer it, never just drop it. */

@@ -7,10 +7,12 @@ import { AppError, Hooks } from '../../kernel/index.js';
 import { completeConfig } from '../helpers/config.js';
 import { createLogger } from '../../kernel/logger.js';
 import type { HttpServerCore } from '../../plugins/http/server-core.js';
+import { freezeReply } from '../../plugins/http/frozen-reply.js';
 import { rawHttp } from '../helpers/raw-http.js';
 import { TRANSPORTS } from './transports.js';
 
 const raw = rawHttp;
+const kept = freezeReply({ status: 200, headers: [['ETag', '"kept"']] as Array<[string, string]>, body: Buffer.from('{"kept":true}') });
 
 // A transport without a native binary here is skipped with the loader's reason in its title.
 for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipIf(!available)(`${name} transport${available ? '' : ` (skipped: ${skipReason})`}`, () => {
@@ -34,6 +36,11 @@ for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipI
     const same = Buffer.from('{"same":true}');
     let tag = 1;
     server.route('GET', '/same', (req) => ({ status: 200, headers: [['ETag', `"t${req.query === 'next' ? ++tag : tag}"`]], body: same }));
+    // The very same frozen reply every time, as a reply-cache hit is (node:http keeps its header list beside it).
+    server.route('GET', '/kept', (req) => {
+      if (req.query === 'extra') req.setResponseHeader('X-Test', 'once');
+      return kept;
+    });
     // A GET that reads a body: at once, and after an await (uWS looks for a GET's body only when asked).
     server.route('GET', '/echo', async (req) => ({ status: 200, body: JSON.stringify({ has: req.hasBody, body: (await req.parsedBody()) ?? null }) }));
     server.route('GET', '/echo-later', async (req) => {
@@ -178,6 +185,27 @@ for (const { name, create, available, skipReason } of TRANSPORTS) describe.skipI
       expect(r).toMatch(/^content-length: 13\r$/im);
       expect(r).toContain('{"same":true}');
     }
+  });
+
+  it('answers a kept (frozen) reply with its own request id each time, a header set by the request only on that answer, and the length for HEAD', async () => {
+    const get = 'GET /kept HTTP/1.1\r\nHost: x\r\n\r\n';
+    const text = await raw(server.port, `${get}${get}GET /kept?extra HTTP/1.1\r\nHost: x\r\n\r\n${get}HEAD /kept HTTP/1.1\r\nHost: x\r\n\r\n${get}`);
+    const replies = text.split('HTTP/1.1 ').slice(1);
+    expect(replies).toHaveLength(6);
+    const ids = replies.map((r) => /^x-request-id: ([0-9a-f]{8}-\d+)\r$/im.exec(r)?.[1]);
+    expect(new Set(ids).size).toBe(6);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-\d+$/);
+    expect(replies.map((r) => /^x-test: (.*)\r$/im.exec(r)?.[1] ?? null)).toEqual([null, null, 'once', null, null, null]);
+    for (const [i, r] of replies.entries()) {
+      expect(r).toMatch(/^200 OK\r$/m);
+      expect(r).toMatch(/^etag: "kept"\r$/im);
+      expect(r).toMatch(/^content-type: application\/json; charset=utf-8\r$/im);
+      expect(r).toMatch(/^content-length: 13\r$/im);
+      if (i === 4) expect(r).not.toContain('{"kept":true}');
+      else expect(r).toContain('{"kept":true}');
+    }
+    // The kept reply itself is as it was made.
+    expect(kept.headers).toEqual([['ETag', '"kept"']]);
   });
 
   it('hands a GET its body when its handler reads it, at once or after an await', async () => {
