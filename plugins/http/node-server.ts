@@ -324,8 +324,7 @@ export class NodeHttpServer extends HttpServerCore {
       res.writeHead(status, statusText(status), head);
       res.end();
     } else {
-      // node drops the body of a HEAD answer by itself; the length is the GET one's.
-      head.push('content-type', reply.type ?? JSON_TYPE, 'content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+      head.push(...contentHeaders(reply, body));
       res.writeHead(status, statusText(status), head);
       res.end(body);
     }
@@ -345,7 +344,7 @@ export class NodeHttpServer extends HttpServerCore {
     const head: string[] = ['x-request-id', ''];
     const headers = reply.headers;
     if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
-    head.push('content-type', reply.type ?? JSON_TYPE, 'content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+    head.push(...contentHeaders(reply, body));
     if (Object.isFrozen(reply) && (headers === undefined || headersFrozen(headers))) this.heads.set(reply, head);
     return head;
   }
@@ -373,6 +372,14 @@ export class NodeHttpServer extends HttpServerCore {
       `HTTP/1.1 ${statusLine(status)}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
+}
+
+/**
+ * The content headers of an answer with a body: its type and its length in bytes. node drops
+ * the body of a HEAD answer by itself; the length is the GET one's.
+ */
+function contentHeaders(reply: HttpReply, body: string | Uint8Array): string[] {
+  return ['content-type', reply.type ?? JSON_TYPE, 'content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)];
 }
 
 /** `http://host/path?q` (absolute-form, sent to proxies) to `/path?q`. */
