@@ -23,7 +23,7 @@ import { mapLimit } from './map-limit.js';
  *   `W <crc32 of name and bytes> <name as JSON> <byte length>\n<bytes>\n`  a write
  *   `R <crc32 of name> <name as JSON>\n`                                  a removal
  *   `A [name, ino, size, mtimeMs]\n` / `A [name]\n`   the write / removal is done on disk (not flushed)
- *   `C <name as JSON>\n`                              the write of that name failed: never replay it
+ *   `C <name as JSON>\n`                              the name's last write failed: never replay it (its earlier one is)
  * A torn or damaged record ends the journal's replay (it was never acknowledged).
  */
 
@@ -216,6 +216,8 @@ export interface ReplayedWrite {
   bytes: Buffer | null;
   /** The file the write made (undefined: not known to be done; 'removed': the removal was done). */
   done: FileStamp | 'removed' | undefined;
+  /** The name's write journaled before this one: what a cancel of this one falls back to. */
+  previous: ReplayedWrite | undefined;
 }
 
 /** Parse one journal into `into` (later records win), up to its first torn or damaged record. */
@@ -236,20 +238,25 @@ export function parseJournal(data: Buffer, into: Map<string, ReplayedWrite>): { 
         if (typeof name !== 'string' || !Number.isSafeInteger(length) || length < 0 || at + length >= data.byteLength || data[at + length] !== 10) return { complete: false };
         const bytes = data.subarray(at, at + length);
         if (crc32(bytes, crc32(name)) !== Number(header.slice(2, crcEnd))) return { complete: false };
-        into.set(name, { bytes: Buffer.from(bytes), done: undefined });
+        into.set(name, { bytes: Buffer.from(bytes), done: undefined, previous: into.get(name) });
         at += length + 1;
       } else if (kind === 82 /* R */) {
         const crcEnd = header.indexOf(' ', 2);
         const name = JSON.parse(header.slice(crcEnd + 1)) as unknown;
         if (typeof name !== 'string' || crc32(name) !== Number(header.slice(2, crcEnd))) return { complete: false };
-        into.set(name, { bytes: null, done: undefined });
+        into.set(name, { bytes: null, done: undefined, previous: into.get(name) });
       } else if (kind === 65 /* A */) {
         const note = JSON.parse(header.slice(2)) as unknown[];
         const last = into.get(note[0] as string);
         if (last === undefined) continue;
         last.done = note.length === 1 ? 'removed' : { ino: note[1] as number, size: note[2] as number, mtimeMs: note[3] as number };
       } else if (kind === 67 /* C */) {
-        into.delete(JSON.parse(header.slice(2)) as string);
+        // The name's last write failed: an earlier acknowledged write of it (whose rename may
+        // not have reached the disk either) is still the one to replay.
+        const name = JSON.parse(header.slice(2)) as string;
+        const previous = into.get(name)?.previous;
+        if (previous === undefined) into.delete(name);
+        else into.set(name, previous);
       } else {
         return { complete: false };
       }

@@ -112,6 +112,19 @@ describe('filebase write journal: the load after a crash', () => {
     await source.close();
   });
 
+  it('a cancelled write falls back to the earlier acknowledged write of the same name, which is still put back', async () => {
+    const { root, folder } = await folderWith({ '7.json': { id: 7, text: 'old' } });
+    // Batch 1 wrote 7 (acknowledged; its rename lost in the crash); batch 2's write of 7 failed.
+    writeFileSync(
+      path.join(folder, '.streams-journal.1.1.test'),
+      Buffer.concat([write('7.json', JSON.stringify({ id: 7, text: 'acknowledged' })), write('7.json', JSON.stringify({ id: 7, text: 'failed' })), Buffer.from(`C ${JSON.stringify('7.json')}\n`)]),
+    );
+    const source = open(root);
+    expect(await source.get(7)).toEqual({ id: 7, text: 'acknowledged' });
+    expect(hidden(folder)).toEqual([]);
+    await source.close();
+  });
+
   it('a damaged record (its checksum differs) ends the replay', () => {
     const good = write('1.json', '{"id":1}');
     const bad = Buffer.from(write('2.json', '{"id":2}'));
