@@ -7,9 +7,8 @@
  * The addon itself only imports `streams-kernel/addon`; this test reaches into the repo
  * for the entries criteria builder and the MongoDB translation (`buildFilter`).
  */
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Query } from 'mingo';
 import { BSON, type Document } from 'mongodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +16,9 @@ import type { CriteriaReadMethod, StreamDefinition } from '../../plugins/addon/i
 import { QueryCriteria } from '../../plugins/entries/criteria-builder.js';
 import { buildFilter } from '../../plugins/mongodb/criteria.js';
 import { matchesWhere, normalizeWhere, type Entry, type WhereClause } from '../../plugins/sources/index.js';
+import { GEO_ADDON_DIR, linkKernelForAddon } from '../helpers/addon-link.js';
 
-const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const addonDir = path.join(repo, 'plugins', 'addon-geo');
+const addonDir = GEO_ADDON_DIR;
 
 interface Box {
   lat: [number, number];
@@ -32,15 +31,7 @@ interface GeoModule {
 
 let geo: GeoModule;
 beforeAll(async () => {
-  // Same setup as geo.test.ts: the addon resolves `streams-kernel/addon` through a link to this repo (dist/).
-  if (!existsSync(path.join(repo, 'dist', 'plugins', 'addon', 'index.js'))) {
-    throw new Error('dist/ has no addon API: run `npx tsc -p tsconfig.build.json` (npm install/ci does it) first.');
-  }
-  const link = path.join(addonDir, 'node_modules', 'streams-kernel');
-  if (!existsSync(path.join(link, 'package.json'))) {
-    mkdirSync(path.dirname(link), { recursive: true });
-    symlinkSync(path.relative(path.dirname(link), repo), link, 'dir');
-  }
+  linkKernelForAddon();
   geo = (await import(pathToFileURL(path.join(addonDir, 'index.js')).href)) as GeoModule;
 });
 

@@ -1,33 +1,16 @@
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { definePlugin } from '../../kernel/index.js';
+import { GEO_ADDON_DIR, linkKernelForAddon } from '../helpers/addon-link.js';
 import { startApp, type StartAppOptions, type TestApp } from '../helpers/app.js';
 
 /**
  * The example addon (plugins/addon-geo) loaded BY PATH from the config, as an author
- * develops it: in-process through the real kernel, over real HTTP.
- *
- * The addon imports `streams-kernel/addon`. Its own package.json is the nearest one, so
- * Node cannot self-reference the kernel package from there; like an author with a local
- * kernel checkout (`npm link`), the addon folder gets `node_modules/streams-kernel` ->
- * the repository root, which resolves through package.json `exports` to dist/ (built by
- * `npm install`/`npm ci`). That second copy of the kernel modules is fine: tokens are
- * `Symbol.for` globals and AppErrors are recognised by a global brand.
+ * develops it: in-process through the real kernel, over real HTTP. It resolves
+ * `streams-kernel/addon` through a link to this repository (test/helpers/addon-link.ts).
+ * That second copy of the kernel modules is fine: tokens are `Symbol.for` globals and
+ * AppErrors are recognised by a global brand.
  */
-const repo = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const addonDir = path.join(repo, 'plugins', 'addon-geo');
-
-function linkKernel(): void {
-  if (!existsSync(path.join(repo, 'dist', 'plugins', 'addon', 'index.js'))) {
-    throw new Error('dist/ has no addon API: run `npx tsc -p tsconfig.build.json` (npm install/ci does it) first.');
-  }
-  const link = path.join(addonDir, 'node_modules', 'streams-kernel');
-  if (existsSync(path.join(link, 'package.json'))) return;
-  mkdirSync(path.dirname(link), { recursive: true });
-  symlinkSync(path.relative(path.dirname(link), repo), link, 'dir');
-}
+const addonDir = GEO_ADDON_DIR;
 
 const EIFFEL = { lat: 48.8584, lng: 2.2945 };
 const places = {
@@ -45,7 +28,7 @@ const data = {
 };
 
 let app: TestApp | undefined;
-beforeAll(linkKernel);
+beforeAll(() => linkKernelForAddon());
 afterEach(async () => {
   await app?.close();
   app = undefined;
