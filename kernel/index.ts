@@ -16,6 +16,7 @@ export { APP_ROOT, CONFIG, EXTENSIONS, FILE_ROOTS, HOOKS, KERNEL, LOGGER, STORAG
 export { ExtensionLedger, RegistrationError, type RegisterOptions, type Registration } from './extensions.js';
 export type { Logger } from './logger.js';
 export { ensureDirDurable, flushDescriptor, flushFile, fsyncDir, removeFileUnsynced, replaceFileUnsynced, writeFileAtomic, writeFileDurable, removeFileDurable, isTempFile, writeAllSync, type ReplaceGuard, type ReplaceOptions, type FileStamp, sameStamp, stampOfStats } from './tools/durable-fs.js';
+export { SpareFiles, SPARE_FOLDER } from './tools/spare-files.js';
 export { ByteBudgetMap } from './tools/byte-budget-map.js';
 export { LastReadMap } from './tools/last-read-map.js';
 export { nodeHttp } from './tools/node-http.js';

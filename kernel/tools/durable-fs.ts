@@ -234,7 +234,7 @@ export function removeFileUnsynced(file: string): boolean {
  * in a durable PATCH). O_NONBLOCK: a FIFO put there by hand must not block the open;
  * O_NOFOLLOW: a link is replaced, not what it points to, so nothing beyond it is opened.
  */
-function holdOld(file: string): number {
+export function holdOld(file: string): number {
   try {
     return openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch {
@@ -242,7 +242,8 @@ function holdOld(file: string): number {
   }
 }
 
-function letGo(fd: number): void {
+/** Close what `holdOld` held, in the thread pool (nothing for -1). */
+export function letGo(fd: number): void {
   if (fd >= 0) close(fd, () => undefined);
 }
 
@@ -263,7 +264,7 @@ function writeTempSync(file: string, bytes: Uint8Array): { path: string; stamp: 
   return { path: temp, stamp };
 }
 
-function unlinkQuietly(file: string): void {
+export function unlinkQuietly(file: string): void {
   try {
     unlinkSync(file);
   } catch {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ensureDirDurable, removeFileUnsynced, replaceFileUnsynced, storageHealthOf, type FileStamp, type Logger } from '../../kernel/index.js';
+import { ensureDirDurable, removeFileUnsynced, SpareFiles, storageHealthOf, type FileStamp, type Logger } from '../../kernel/index.js';
 import { recoverJournals, WriteJournal, type JournalGeneration, type JournalRecord } from './write-journal.js';
 
 interface Pending {
@@ -27,6 +27,8 @@ export class DirectoryWriter {
   /** `dir` and a separator: names are single path segments, so no path.join per file. */
   private readonly prefix: string;
   private readonly journal: WriteJournal;
+  /** Replaced files' inodes, reused by the next writes (kernel/tools/spare-files.ts). */
+  private readonly spares: SpareFiles;
 
   constructor(
     readonly dir: string,
@@ -35,6 +37,7 @@ export class DirectoryWriter {
   ) {
     this.prefix = path.resolve(dir) + path.sep;
     this.journal = new WriteJournal(dir, logger);
+    this.spares = new SpareFiles(dir, logger);
   }
 
   /** Before the folder is read: put back what a crash left only in these journal files (found by the caller's listing). */
@@ -51,9 +54,15 @@ export class DirectoryWriter {
     await this.enqueue(name, null);
   }
 
-  /** After the last write: the journal is checkpointed and removed. */
-  close(): Promise<void> {
-    return this.journal.close();
+  /** Before the folder is read: what an earlier run left in its spare files goes (old versions of entries among them). */
+  clearSpares(): void {
+    this.spares.clear();
+  }
+
+  /** After the last write: the journal is checkpointed and removed, and the spare files. */
+  async close(): Promise<void> {
+    await this.journal.close();
+    this.spares.clear();
   }
 
   private enqueue(name: string, data: string | null): Promise<FileStamp | undefined> {
@@ -90,8 +99,8 @@ export class DirectoryWriter {
       for (const p of batch) p.reject(failure);
       return;
     }
-    // Durable from here: each file is replaced (temp file, rename) or removed, on this thread,
-    // with no flush of its own (see replaceFileUnsynced).
+    // Durable from here: each file is replaced (a spare file written, then renamed over it) or
+    // removed, on this thread, with no flush of its own (see replaceFileUnsynced, SpareFiles).
     const stamps: Array<FileStamp | undefined> = new Array(batch.length);
     const failures = new Map<Pending, unknown>();
     const done: Array<[string, FileStamp | undefined]> = [];
@@ -100,7 +109,7 @@ export class DirectoryWriter {
       const bytes = records[i]!.bytes;
       try {
         if (bytes === null) removeFileUnsynced(this.prefix + p.name);
-        else stamps[i] = replaceFileUnsynced(this.prefix + p.name, bytes);
+        else stamps[i] = this.spares.replace(this.prefix + p.name, bytes);
         done.push([p.name, stamps[i]]);
       } catch (error) {
         failures.set(p, health.error(error));

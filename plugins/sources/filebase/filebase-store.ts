@@ -151,6 +151,8 @@ export class FilebaseStore implements EntryStore {
   }
 
   async load(): Promise<Entry[]> {
+    // Spare files a crash left (old versions of entries among them) go first; a clean stop removes its own.
+    this.writer.clearSpares();
     const journals: string[] = [];
     let wanted = await this.listEntryFiles(true, journals);
     if (journals.length > 0) {
