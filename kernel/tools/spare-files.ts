@@ -17,8 +17,11 @@ export const SPARE_FOLDER = '.streams-spare';
  * is still the one atomic step that puts the new bytes in place.
  *
  * Safety:
- * - A spare is written only when its inode has no other name (`nlink` 1): a file that is also
- *   linked elsewhere (a hard-link backup such as `cp -al` or rsnapshot) is never written into.
+ * - A spare is written only when its inode has no other name (`nlink` 1) and is this process's
+ *   user's: a file also linked elsewhere (a hard-link backup such as `cp -al` or rsnapshot) is
+ *   never written into, nor one made by hand by another user. A reused inode keeps its mode.
+ * - A spare is opened with O_NOFOLLOW and O_NONBLOCK: a symbolic link or FIFO that stood where a
+ *   file was replaced is never written through, nor waited on.
  * - A spare's bytes do not matter after a crash: the write journal, flushed before any file is
  *   replaced, puts back every acknowledged write; the folder's leftovers are removed at the
  *   next start (`clear`) and on a clean stop.
@@ -27,8 +30,14 @@ export const SPARE_FOLDER = '.streams-spare';
  * - One old version of an entry at most stays in the spare folder, only while the server runs
  *   (the next write reuses it); the write journal keeps recent versions on disk the same way.
  */
+/** Spares are this process's own files only (see `fill`). */
+const OWN_UID = process.getuid?.() ?? 0;
+/** Numbers writers apart: two on one folder (never meant to happen) still never share a spare name. */
+let writers = 0;
+
 export class SpareFiles {
   private readonly dir: string;
+  private readonly prefix = `s${(++writers).toString(36)}-`;
   /**
    * Spare files free for the next write. Each write takes one (or makes one when there is none)
    * and gives back at most one, the inode it replaced: the list holds one file at most.
@@ -127,8 +136,9 @@ export class SpareFiles {
       }
       try {
         const before = fstatSync(fd);
-        if (!before.isFile() || before.nlink !== 1) {
-          // Linked elsewhere since it was kept: never written into.
+        if (!before.isFile() || before.nlink !== 1 || before.uid !== OWN_UID) {
+          // Linked elsewhere (a backup), or another user's file (made by hand, then rewritten by
+          // the server): never written into, so no entry file ends up another user's.
           unlinkQuietly(spare);
           continue;
         }
@@ -174,7 +184,7 @@ export class SpareFiles {
   }
 
   private nextName(): string {
-    return path.join(this.dir, `s${++this.next}`);
+    return path.join(this.dir, `${this.prefix}${++this.next}`);
   }
 
   private switchOff(error: unknown): false {
