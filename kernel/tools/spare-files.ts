@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync } from 'node:fs';
+import { closeSync, constants, type Stats, fstatSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { holdOld, letGo, replaceFileUnsynced, stampOfStats, unlinkQuietly, writeAllSync, type FileStamp } from './durable-fs.js';
 import type { Logger } from '../logger.js';
@@ -125,6 +125,21 @@ export class SpareFiles {
 
   /** A file in the spare folder holding `bytes`: a free spare written over, or a new one. */
   private fill(bytes: Uint8Array): { path: string; stamp: FileStamp } {
+    const { path: file, fd, size } = this.take();
+    try {
+      writeAllSync(fd, bytes);
+      if (size > bytes.byteLength) ftruncateSync(fd, bytes.byteLength);
+      return { path: file, stamp: stampOfStats(fstatSync(fd)) };
+    } catch (error) {
+      unlinkQuietly(file);
+      throw error;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** A spare opened for writing, with its size now: a free one fit to be written into, else a new one. */
+  private take(): { path: string; fd: number; size: number } {
     for (let spare = this.free.pop(); spare !== undefined; spare = this.free.pop()) {
       let fd: number;
       try {
@@ -134,35 +149,20 @@ export class SpareFiles {
       } catch {
         continue; // removed by hand, or not a file: the next one (the folder is cleared at the next start)
       }
+      let before: Stats | undefined;
       try {
-        const before = fstatSync(fd);
-        if (!before.isFile() || before.nlink !== 1 || before.uid !== OWN_UID) {
-          // Linked elsewhere (a backup), or another user's file (made by hand, then rewritten by
-          // the server): never written into, so no entry file ends up another user's.
-          unlinkQuietly(spare);
-          continue;
-        }
-        writeAllSync(fd, bytes);
-        if (before.size > bytes.byteLength) ftruncateSync(fd, bytes.byteLength);
-        return { path: spare, stamp: stampOfStats(fstatSync(fd)) };
-      } catch (error) {
-        unlinkQuietly(spare);
-        throw error;
-      } finally {
-        closeSync(fd);
+        before = fstatSync(fd);
+      } catch {
+        // Unreadable: not written into (dropped below).
       }
+      if (before !== undefined && before.isFile() && before.nlink === 1 && before.uid === OWN_UID) return { path: spare, fd, size: before.size };
+      // Linked elsewhere (a backup), or another user's file (made by hand, then rewritten by the
+      // server): never written into, so no entry file ends up another user's.
+      closeSync(fd);
+      unlinkQuietly(spare);
     }
     const made = this.nextName();
-    const fd = openSync(made, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-    try {
-      writeAllSync(fd, bytes);
-      return { path: made, stamp: stampOfStats(fstatSync(fd)) };
-    } catch (error) {
-      unlinkQuietly(made);
-      throw error;
-    } finally {
-      closeSync(fd);
-    }
+    return { path: made, fd: openSync(made, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644), size: 0 };
   }
 
   /**
