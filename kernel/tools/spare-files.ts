@@ -61,14 +61,17 @@ export class SpareFiles {
 
   /**
    * Replace `file` with `bytes`, not flushed, through a spare inode when there is one (see
-   * the class); the new file's stamp. Same contract as `replaceFileUnsynced`.
+   * the class); the new file's stamp. Same contract as `replaceFileUnsynced`. `existing`
+   * false (a create) says no file is expected there: no link is tried, which would fail with
+   * ENOENT (an exception made per create). Only a hint: a file there all the same is replaced
+   * as well, its inode freed instead of kept.
    */
-  replace(file: string, bytes: Uint8Array): FileStamp {
+  replace(file: string, bytes: Uint8Array, existing = true): FileStamp {
     if (!this.usable()) return replaceFileUnsynced(file, bytes);
     const fresh = this.fill(bytes);
     // The replaced inode is kept as the next spare; when it is not (links refused, a name
     // taken), the old file is held open so that its release is off the loop, as before.
-    const kept = this.keep(file);
+    const kept = existing ? this.keep(file) : null;
     const held = kept === undefined ? holdOld(file) : -1;
     try {
       renameSync(fresh.path, file);

@@ -6,6 +6,8 @@ interface Pending {
   name: string;
   /** null: remove the file. */
   data: string | null;
+  /** A file is expected at the name (false: a create; see SpareFiles.replace). */
+  existing: boolean;
   /** The written file's stamp (undefined for a removal). */
   resolve(stamp: FileStamp | undefined): void;
   reject(error: unknown): void;
@@ -45,13 +47,16 @@ export class DirectoryWriter {
     return recoverJournals(this.dir, journals, this.logger);
   }
 
-  /** Durable once this resolves; with the new file's stamp (to tell it from a later edit on disk without reading it). */
-  write(name: string, data: string): Promise<FileStamp> {
-    return this.enqueue(name, data) as Promise<FileStamp>;
+  /**
+   * Durable once this resolves; with the new file's stamp (to tell it from a later edit on disk
+   * without reading it). `existing` false: a create, no file expected at the name (a hint).
+   */
+  write(name: string, data: string, existing = true): Promise<FileStamp> {
+    return this.enqueue(name, data, existing) as Promise<FileStamp>;
   }
 
   async remove(name: string): Promise<void> {
-    await this.enqueue(name, null);
+    await this.enqueue(name, null, true);
   }
 
   /** Before the folder is read: what an earlier run left in its spare files goes (old versions of entries among them). */
@@ -65,9 +70,9 @@ export class DirectoryWriter {
     this.spares.clear();
   }
 
-  private enqueue(name: string, data: string | null): Promise<FileStamp | undefined> {
+  private enqueue(name: string, data: string | null, existing: boolean): Promise<FileStamp | undefined> {
     return new Promise<FileStamp | undefined>((resolve, reject) => {
-      this.pending.push({ name, data, resolve, reject });
+      this.pending.push({ name, data, existing, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
@@ -109,7 +114,7 @@ export class DirectoryWriter {
       const bytes = records[i]!.bytes;
       try {
         if (bytes === null) removeFileUnsynced(this.prefix + p.name);
-        else stamps[i] = this.spares.replace(this.prefix + p.name, bytes);
+        else stamps[i] = this.spares.replace(this.prefix + p.name, bytes, p.existing);
         done.push([p.name, stamps[i]]);
       } catch (error) {
         failures.set(p, health.error(error));

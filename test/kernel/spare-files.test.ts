@@ -89,6 +89,18 @@ describe('SpareFiles', () => {
     expect(spareNames()).toEqual([]);
   });
 
+  it('tries no link for a create (existing false), and still replaces a file found there', () => {
+    const spares = new SpareFiles(dir, memoryLogger().logger);
+    const c = path.join(dir, 'c.json');
+    spares.replace(c, Buffer.from('{"c":1}'), false);
+    expect(readFileSync(c, 'utf8')).toBe('{"c":1}');
+    // A file there all the same (made on disk meanwhile): replaced, its inode not kept as a spare.
+    spares.replace(c, Buffer.from('{"c":2}'), false);
+    expect(readFileSync(c, 'utf8')).toBe('{"c":2}');
+    expect(spares.count).toBe(0);
+    expect(spareNames()).toEqual([]);
+  });
+
   it('switches itself off where its folder cannot be made, and still replaces', () => {
     const { logger, lines } = memoryLogger();
     writeFileSync(path.join(dir, SPARE_FOLDER), 'not a folder');

@@ -488,11 +488,11 @@ export class FilebaseStore implements EntryStore {
     await this.writer.close();
   }
 
-  async put(id: string, entry: Entry): Promise<void> {
+  async put(id: string, entry: Entry, previous: Entry | undefined): Promise<void> {
     this.assertSingleFile(id);
     const name = this.fileOf(id);
     this.stamps.delete(name);
-    const written = this.writer.write(name, this.codec.stringify(entry));
+    const written = this.writer.write(name, this.codec.stringify(entry), previous !== undefined);
     this.writing.set(name, written.catch(() => undefined));
     try {
       this.stamp(name, await written);
