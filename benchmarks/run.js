@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { benchDataset } from './lib/bench-dataset.js';
+import { describeFilesystem } from './lib/filesystem.js';
 import { generateFilebaseApp, generateMongoApp } from './lib/dataset.js';
 import { USAGE, parseOptions } from './lib/options.js';
 import { REPO, getProductRoot, hasJsonServer, hasTaskset, productMissing, setProductRoot } from './lib/processes.js';
@@ -42,7 +43,7 @@ function metadata(options, workDir, wrk) {
     cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
     os: `${os.type()} ${os.release()}`,
-    filesystem: commandOutput('stat', ['-f', '-c', '%T', workDir]) ?? 'unknown',
+    filesystem: describeFilesystem(workDir),
     pinned: options.pin && hasTaskset(),
     connections: options.connections,
     runs: options.runs,

@@ -14,6 +14,7 @@ import { goals } from '../lib/report.js';
 import { expand, scenarios } from '../lib/scenarios.js';
 import { median, ratio } from '../lib/stats.js';
 import { parseWrkOutput } from '../lib/wrk.js';
+import { describeFilesystem, mountOf } from '../lib/filesystem.js';
 import { scalingSvg } from '../lib/chart.js';
 
 const WRK_TEXT = `Running 2s test @ http://127.0.0.1:1234
@@ -234,6 +235,31 @@ describe('datasets', () => {
       assert.deepEqual(JSON.parse(await readFile(path.join(data, '2.json'), 'utf8')), entry(2));
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('file system of the data', () => {
+  it('names the mount holding the folder, its journal, notable options and the cached dentries', async () => {
+    const proc = await mkdtemp(path.join(os.tmpdir(), 'bench-proc-'));
+    try {
+      await mkdir(path.join(proc, 'fs', 'jbd2'), { recursive: true });
+      await mkdir(path.join(proc, 'sys', 'fs'), { recursive: true });
+      await writeFile(
+        path.join(proc, 'mounts'),
+        ['/dev/vda / ext4 rw,relatime,discard 0 0', 'tmpfs /run tmpfs rw,nosuid 0 0', '/dev/vdb /data\\040disk xfs rw,noatime 0 0', ''].join('\n'),
+      );
+      await writeFile(path.join(proc, 'sys', 'fs', 'dentry-state'), '2455494\t2450383\t45\t0\t139907\t0\n');
+      // The nearest existing folder stands for one not made yet; the longest mount point wins.
+      assert.equal(describeFilesystem('/no/such/folder/yet', proc), 'ext4 (no journal; relatime, discard); cached dentries 2,455,494');
+      assert.equal(mountOf('/data disk/bench', await readFile(path.join(proc, 'mounts'), 'utf8')).type, 'xfs');
+      assert.equal(mountOf('/run/x', await readFile(path.join(proc, 'mounts'), 'utf8')).type, 'tmpfs');
+      await mkdir(path.join(proc, 'fs', 'jbd2', 'vda-8'));
+      assert.match(describeFilesystem('/', proc), /^ext4 \(journal; relatime, discard\)/);
+      await rm(path.join(proc, 'mounts'));
+      assert.equal(describeFilesystem('/', proc), 'unknown');
+    } finally {
+      await rm(proc, { recursive: true, force: true });
     }
   });
 });
