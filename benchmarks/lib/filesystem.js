@@ -23,7 +23,7 @@ export function mountOf(dir, mountsText) {
 }
 
 /**
- * `ext4 (no journal; discard, relatime)` and `dentries 2,455,494`, as far as /proc tells.
+ * `ext4 (no journal; relatime, discard); cached dentries 2,455,494`, as far as /proc tells.
  * `procRoot` is for the self-test.
  */
 export function describeFilesystem(dir, procRoot = '/proc') {
@@ -45,15 +45,24 @@ export function describeFilesystem(dir, procRoot = '/proc') {
   if (mount === null) return 'unknown';
   const notes = [];
   if (mount.type === 'ext4' || mount.type === 'ext3') {
-    // jbd2 lists one folder per journaled device (`vda-8`); none for this device: no journal.
-    const device = path.basename(mount.device);
+    // jbd2 lists one folder per journaled device (`vda-8`): none at all, no journal anywhere; one
+    // for this device, a journal. A name that does not match (`/dev/root`, a mapper link not
+    // resolved) says nothing either way.
+    let device = mount.device;
+    try {
+      device = realpathSync(device);
+    } catch {
+      // not a path here (the self-test's fake /proc): its name as listed
+    }
+    device = path.basename(device);
     let journals = null;
     try {
       journals = existsSync(path.join(procRoot, 'fs', 'jbd2')) ? readdirSync(path.join(procRoot, 'fs', 'jbd2')) : [];
     } catch {
       journals = null;
     }
-    if (journals !== null) notes.push(journals.some((name) => name.startsWith(`${device}-`)) ? 'journal' : 'no journal');
+    if (journals !== null && journals.length === 0) notes.push('no journal');
+    else if (journals?.some((name) => name.startsWith(`${device}-`))) notes.push('journal');
   }
   const options = mount.options.filter((option) => NOTABLE.has(option));
   const detail = [notes.join(', '), options.join(', ')].filter((part) => part !== '').join('; ');

@@ -254,6 +254,9 @@ describe('file system of the data', () => {
       assert.equal(describeFilesystem('/no/such/folder/yet', proc), 'ext4 (no journal; relatime, discard); cached dentries 2,455,494');
       assert.equal(mountOf('/data disk/bench', await readFile(path.join(proc, 'mounts'), 'utf8')).type, 'xfs');
       assert.equal(mountOf('/run/x', await readFile(path.join(proc, 'mounts'), 'utf8')).type, 'tmpfs');
+      await mkdir(path.join(proc, 'fs', 'jbd2', 'vdb-8'));
+      // Journals elsewhere, none named for this device: nothing claimed either way.
+      assert.match(describeFilesystem('/', proc), /^ext4 \(relatime, discard\)/);
       await mkdir(path.join(proc, 'fs', 'jbd2', 'vda-8'));
       assert.match(describeFilesystem('/', proc), /^ext4 \(journal; relatime, discard\)/);
       await rm(path.join(proc, 'mounts'));
