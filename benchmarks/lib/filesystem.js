@@ -43,29 +43,12 @@ export function describeFilesystem(dir, procRoot = '/proc') {
   }
   const mount = mountOf(real, mounts);
   if (mount === null) return 'unknown';
-  const notes = [];
-  if (mount.type === 'ext4' || mount.type === 'ext3') {
-    // jbd2 lists one folder per journaled device (`vda-8`): none at all, no journal anywhere; one
-    // for this device, a journal. A name that does not match (`/dev/root`, a mapper link not
-    // resolved) says nothing either way.
-    let device = mount.device;
-    try {
-      device = realpathSync(device);
-    } catch {
-      // not a path here (the self-test's fake /proc): its name as listed
-    }
-    device = path.basename(device);
-    let journals = null;
-    try {
-      journals = existsSync(path.join(procRoot, 'fs', 'jbd2')) ? readdirSync(path.join(procRoot, 'fs', 'jbd2')) : [];
-    } catch {
-      journals = null;
-    }
-    if (journals !== null && journals.length === 0) notes.push('no journal');
-    else if (journals?.some((name) => name.startsWith(`${device}-`))) notes.push('journal');
-  }
-  const options = mount.options.filter((option) => NOTABLE.has(option));
-  const detail = [notes.join(', '), options.join(', ')].filter((part) => part !== '').join('; ');
+  // jbd2 lists one folder per journaled device (`vda-8`): none at all, no journal anywhere; one
+  // for this device, a journal. A name that does not match (`/dev/root`, a mapper link not
+  // resolved) says nothing either way.
+  const journal = mount.type === 'ext4' || mount.type === 'ext3' ? journalOf(mount.device, procRoot) : '';
+  const options = mount.options.filter((option) => NOTABLE.has(option)).join(', ');
+  const detail = [journal, options].filter((part) => part !== '').join('; ');
   let text = detail === '' ? mount.type : `${mount.type} (${detail})`;
   try {
     const cached = Number(readFileSync(path.join(procRoot, 'sys', 'fs', 'dentry-state'), 'utf8').split(/\s+/)[0]);
@@ -74,4 +57,24 @@ export function describeFilesystem(dir, procRoot = '/proc') {
     // not Linux, or not readable
   }
   return text;
+}
+
+/** 'journal', 'no journal', or '' when /proc does not tell for `device`. */
+function journalOf(device, procRoot) {
+  let name = device;
+  try {
+    name = realpathSync(device);
+  } catch {
+    // not a path here (the self-test's fake /proc): its name as listed
+  }
+  name = path.basename(name);
+  const folder = path.join(procRoot, 'fs', 'jbd2');
+  let journals;
+  try {
+    journals = existsSync(folder) ? readdirSync(folder) : [];
+  } catch {
+    return '';
+  }
+  if (journals.length === 0) return 'no journal';
+  return journals.some((entry) => entry.startsWith(`${name}-`)) ? 'journal' : '';
 }
