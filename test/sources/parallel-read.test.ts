@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os, { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,5 +77,64 @@ describe('readFiles (filebase boot reads, with a worker thread)', () => {
     const { folder, names } = folderWith(3_000);
     const closed = new Error('closed');
     await expect(readFiles(folder, listOf(names), () => undefined, () => Promise.reject(closed), 0, 0)).rejects.toBe(closed);
+  });
+
+  /** Read every file of `folder` on this thread alone; where each visit found the working directory, and the errors. */
+  const readAlone = async (folder: string, names: string[]) => {
+    const seenIn = new Set<string>();
+    const errors: NodeJS.ErrnoException[] = [];
+    let texts = 0;
+    await readFiles(
+      folder,
+      listOf(names),
+      (_index, text, error) => {
+        seenIn.add(process.cwd());
+        if (text === undefined) errors.push(error as NodeJS.ErrnoException);
+        else texts++;
+      },
+      () => Promise.resolve(),
+      0,
+      Infinity,
+    );
+    return { seenIn, errors, texts };
+  };
+
+  it('opens each file by its bare name inside the folder, and moves the working directory back after each slice (issue #33)', async () => {
+    const { folder, names } = folderWith(600);
+    names.push('missing.json');
+    const before = process.cwd();
+    const { seenIn, errors, texts } = await readAlone(folder, names);
+    expect(texts).toBe(600);
+    // Every visit ran inside a slice, with the folder as the working directory; none after it.
+    expect([...seenIn].map((dir) => realpathSync(dir))).toEqual([realpathSync(folder)]);
+    expect(process.cwd()).toBe(before);
+    expect(statSync('.').ino).toBe(statSync(before).ino);
+    // The missing file was opened by its name alone: no path walked to it.
+    expect(errors.map((error) => [error.code, error.path])).toEqual([['ENOENT', 'missing.json']]);
+  });
+
+  it('opens files by absolute path when the working directory is not the one Node names (renamed since)', async () => {
+    const { folder, names } = folderWith(50);
+    names.push('missing.json');
+    const before = process.cwd();
+    const home = mkdtempSync(path.join(os.tmpdir(), 'parallel-read-home-'));
+    roots.push(home);
+    process.chdir(home);
+    try {
+      // Node keeps the name it read (path.resolve read it at boot): after the rename
+      // process.cwd() still says `home`, where nothing is now.
+      expect(process.cwd()).toBe(home);
+      renameSync(home, `${home}-moved`);
+      roots.push(`${home}-moved`);
+      expect(process.cwd()).toBe(home);
+      const { seenIn, errors, texts } = await readAlone(folder, names);
+      expect(texts).toBe(50);
+      expect([...seenIn]).toEqual([home]);
+      expect(errors.map((error) => error.path)).toEqual([path.join(folder, 'missing.json')]);
+      // The process still works in the directory it had, under its new name.
+      expect(statSync('.').ino).toBe(statSync(`${home}-moved`).ino);
+    } finally {
+      process.chdir(before);
+    }
   });
 });

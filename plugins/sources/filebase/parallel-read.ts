@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { decodeText, readTextFileSync, UnreadableTextError } from '../../../kernel/index.js';
+import { FolderReads } from './folder-reads.js';
 
 /**
  * Reading the many small files of a large filebase stream at boot. Opening, reading and
@@ -62,14 +63,16 @@ export async function readFiles(
   const mine = new Uint8Array(chunks);
   const helper = names.length > 0 && names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit, maxBytes) : undefined;
   try {
-    while (!readSlice(folder, names, visit, maxBytes, claims, mine, sliceMs)) await pause();
+    const reads = new FolderReads(folder);
+    const slice = (prefix: string): boolean => readSlice(prefix, names, visit, maxBytes, claims, mine, sliceMs);
+    while (!reads.within(slice)) await pause();
     if (helper === undefined) return { byWorker: 0 };
     const delivered = await helper.finished;
     // A worker that died (or could not start) leaves chunks it claimed unread: read them here.
     for (let chunk = 0; chunk < chunks; chunk++) {
       if (mine[chunk] === 1 || delivered.has(chunk)) continue;
       const end = Math.min(names.length, (chunk + 1) * CHUNK);
-      for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit, maxBytes);
+      for (let index = chunk * CHUNK; index < end; index++) readOne(folder + path.sep, names, index, visit, maxBytes);
     }
     let byWorker = 0;
     for (const chunk of delivered) byWorker += Math.min(names.length, (chunk + 1) * CHUNK) - chunk * CHUNK;
@@ -82,9 +85,10 @@ export async function readFiles(
 /**
  * Claim and read chunks until none is left (true) or `sliceMs` passed (false). A synchronous
  * function of its own, because a loop inside an async function resumes unoptimized after each
- * await (issue #33).
+ * await (issue #33), and because the working directory is the folder only while it runs
+ * (`FolderReads`). `prefix`: what opens a file by its name (see `FolderReads.within`).
  */
-function readSlice(folder: string, names: NameList, visit: FileVisitor, maxBytes: number, claims: Int32Array, mine: Uint8Array, sliceMs: number): boolean {
+function readSlice(prefix: string, names: NameList, visit: FileVisitor, maxBytes: number, claims: Int32Array, mine: Uint8Array, sliceMs: number): boolean {
   const started = performance.now();
   const chunks = mine.length;
   for (;;) {
@@ -92,16 +96,16 @@ function readSlice(folder: string, names: NameList, visit: FileVisitor, maxBytes
     if (chunk >= chunks) return true;
     mine[chunk] = 1;
     const end = Math.min(names.length, (chunk + 1) * CHUNK);
-    for (let index = chunk * CHUNK; index < end; index++) readOne(folder, names, index, visit, maxBytes);
+    for (let index = chunk * CHUNK; index < end; index++) readOne(prefix, names, index, visit, maxBytes);
     if (performance.now() - started > sliceMs) return false;
   }
 }
 
-function readOne(folder: string, names: NameList, index: number, visit: FileVisitor, maxBytes: number): void {
+function readOne(prefix: string, names: NameList, index: number, visit: FileVisitor, maxBytes: number): void {
   let text: string;
   try {
     // Joined by hand: path.join normalizes again what is already normal (about 0.2 s at 1M files).
-    text = readTextFileSync(folder + path.sep + names.nameAt(index), maxBytes);
+    text = readTextFileSync(prefix + names.nameAt(index), maxBytes);
   } catch (error) {
     visit(index, undefined, error);
     return;
