@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { kernelVersion } from '../version.js';
 
@@ -54,4 +55,14 @@ export function parseCommand<O extends Options>(argv: string[], usage: string, o
 export function required(value: string | undefined, flag: string, usage: string): string {
   if (value === undefined || value === '') throw new CliError(`${flag} is required\n${usage}`, 2);
   return value;
+}
+
+/**
+ * A file named on the command line, made absolute before the application boots ('-', standard
+ * input or output, stays): while a filebase stream loads, the working directory is its folder for
+ * a few milliseconds at a time (plugins/sources/filebase/folder-reads.ts), and a relative name
+ * opened then would resolve there.
+ */
+export function absoluteFile(name: string): string {
+  return name === '-' ? name : path.resolve(name);
 }

@@ -1,7 +1,7 @@
 import { ENTRIES } from '../../plugins/entries/index.js';
 import { FIELDS } from '../../plugins/fields/index.js';
 import { definitionToJson, STREAM_REGISTRY, type StreamDefinition } from '../../plugins/streams/index.js';
-import { CliError, parseCommand, required } from './args.js';
+import { absoluteFile, CliError, parseCommand, required } from './args.js';
 import { LineSink, type ExportLine } from './ndjson.js';
 import { withOffline } from './offline-kernel.js';
 import { Progress } from './progress.js';
@@ -38,7 +38,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const configFile = required(values.config, '--config', USAGE);
-  const out = required(values.out, '--out', USAGE);
+  const out = absoluteFile(required(values.out, '--out', USAGE));
   return withOffline(configFile, {}, async (kernel) => {
     const entries = kernel.get(ENTRIES);
     const fields = kernel.get(FIELDS);

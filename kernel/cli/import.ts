@@ -1,8 +1,7 @@
-import path from 'node:path';
 import { isAppError } from '../errors.js';
 import { ENTRIES, type EntriesService } from '../../plugins/entries/index.js';
 import { STREAM_REGISTRY, type StreamRegistry } from '../../plugins/streams/index.js';
-import { CliError, parseCommand, required } from './args.js';
+import { absoluteFile, CliError, parseCommand, required } from './args.js';
 import { clearState, readState, saveState, type ImportState } from './import-state.js';
 import { readLines, type ExportLine } from './ndjson.js';
 import { withOffline } from './offline-kernel.js';
@@ -80,12 +79,12 @@ export async function importCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const configFile = required(values.config, '--config', USAGE);
-  const input = required(values.in, '--in', USAGE);
+  const input = absoluteFile(required(values.in, '--in', USAGE));
   const batchSize = values.batch === undefined ? 100 : Number(values.batch);
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new CliError(`--batch must be a positive integer, got "${values.batch}"`, 2);
-  const stateFile = values.state ?? (input === '-' ? undefined : `${input}.import-state`);
+  const stateFile = values.state !== undefined ? absoluteFile(values.state) : input === '-' ? undefined : `${input}.import-state`;
   if (values.resume && stateFile === undefined) throw new CliError('--resume of stdin needs --state <file>', 2);
-  const inputName = input === '-' ? '-' : path.resolve(input);
+  const inputName = input;
   let state: ImportState = { input: inputName, line: 0, created: 0, updated: 0, definitions: 0, refused: [] };
   if (values.resume && stateFile !== undefined) {
     const saved = await readState(stateFile);

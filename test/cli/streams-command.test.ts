@@ -157,6 +157,24 @@ describe('streams export and import', () => {
     expect(again).toMatchObject({ code: 0, stdout: 'import: 0 created, 22 updated, 0 refused\n' });
   });
 
+  it('relative --out, --in and --state name files where the command ran, even while a large stream loads', async () => {
+    // Loaded in slices with the working directory inside the stream's folder (folder-reads.ts):
+    // the command's own files are resolved before that, never against the folder.
+    const app = path.join(work, 'relative-app');
+    expect((await runCli(['init', app])).code).toBe(0);
+    const notes = path.join(app, 'streams', 'data', 'notes');
+    for (let id = 2; id <= 3_000; id++) writeFileSync(path.join(notes, `${id}.json`), JSON.stringify({ id, title: `note ${id}` }));
+    const here = mkdtempSync(path.join(work, 'cwd-'));
+    const exported = await runCli(['export', '--config', path.join(app, 'config.json'), '--out', 'notes.ndjson'], { cwd: here });
+    expect(exported.code).toBe(0);
+    expect(readFileSync(path.join(here, 'notes.ndjson'), 'utf8').trim().split('\n')).toHaveLength(3_000);
+    expect(readdirSync(notes).filter((name) => !name.endsWith('.json') && !name.startsWith('.'))).toEqual([]);
+    const copy = path.join(work, 'relative-copy');
+    expect((await runCli(['init', copy])).code).toBe(0);
+    const imported = await runCli(['import', '--config', path.join(copy, 'config.json'), '--in', 'notes.ndjson', '--state', 'import.state'], { cwd: here });
+    expect(imported).toMatchObject({ code: 0, stdout: 'import: 2999 created, 1 updated, 0 refused\n' });
+  });
+
   it('export to stdout is nothing but data; --stream picks streams; an unknown one is an error', async () => {
     const out = await runCli(['export', '--config', path.join(source, 'config.json'), '--stream', 'genres', '--out', '-']);
     expect(out.code).toBe(0);
