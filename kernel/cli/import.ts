@@ -84,11 +84,10 @@ export async function importCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new CliError(`--batch must be a positive integer, got "${values.batch}"`, 2);
   const stateFile = values.state !== undefined ? absoluteFile(values.state) : input === '-' ? undefined : `${input}.import-state`;
   if (values.resume && stateFile === undefined) throw new CliError('--resume of stdin needs --state <file>', 2);
-  const inputName = input;
-  let state: ImportState = { input: inputName, line: 0, created: 0, updated: 0, definitions: 0, refused: [] };
+  let state: ImportState = { input, line: 0, created: 0, updated: 0, definitions: 0, refused: [] };
   if (values.resume && stateFile !== undefined) {
     const saved = await readState(stateFile);
-    if (saved !== undefined && saved.input !== inputName) throw new CliError(`${stateFile} records an import of ${saved.input}, not of ${inputName}`);
+    if (saved !== undefined && saved.input !== input) throw new CliError(`${stateFile} records an import of ${saved.input}, not of ${input}`);
     if (saved !== undefined) state = saved;
   }
   return withOffline(configFile, {}, async (kernel) => {

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, wri
 import os, { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BARE_NAMES_FROM } from '../../plugins/sources/filebase/folder-reads.js';
 import { readFiles, type NameList } from '../../plugins/sources/filebase/parallel-read.js';
 
 const listOf = (names: string[]): NameList => ({ length: names.length, nameAt: (index) => names[index]! });
@@ -100,11 +101,11 @@ describe('readFiles (filebase boot reads, with a worker thread)', () => {
   };
 
   it('opens each file by its bare name inside the folder, and moves the working directory back after each slice (issue #33)', async () => {
-    const { folder, names } = folderWith(600);
+    const { folder, names } = folderWith(BARE_NAMES_FROM);
     names.push('missing.json');
     const before = process.cwd();
     const { seenIn, errors, texts } = await readAlone(folder, names);
-    expect(texts).toBe(600);
+    expect(texts).toBe(BARE_NAMES_FROM);
     // Every visit ran inside a slice, with the folder as the working directory; none after it.
     expect([...seenIn].map((dir) => realpathSync(dir))).toEqual([realpathSync(folder)]);
     expect(process.cwd()).toBe(before);
@@ -113,8 +114,18 @@ describe('readFiles (filebase boot reads, with a worker thread)', () => {
     expect(errors.map((error) => [error.code, error.path])).toEqual([['ENOENT', 'missing.json']]);
   });
 
+  it('leaves the working directory alone for a small folder', async () => {
+    const { folder, names } = folderWith(BARE_NAMES_FROM - 2);
+    names.push('missing.json');
+    const before = process.cwd();
+    const { seenIn, errors, texts } = await readAlone(folder, names);
+    expect(texts).toBe(BARE_NAMES_FROM - 2);
+    expect([...seenIn]).toEqual([before]);
+    expect(errors.map((error) => error.path)).toEqual([path.join(folder, 'missing.json')]);
+  });
+
   it('opens files by absolute path when the working directory is not the one Node names (renamed since)', async () => {
-    const { folder, names } = folderWith(50);
+    const { folder, names } = folderWith(BARE_NAMES_FROM);
     names.push('missing.json');
     const before = process.cwd();
     const home = mkdtempSync(path.join(os.tmpdir(), 'parallel-read-home-'));
@@ -128,7 +139,7 @@ describe('readFiles (filebase boot reads, with a worker thread)', () => {
       roots.push(`${home}-moved`);
       expect(process.cwd()).toBe(home);
       const { seenIn, errors, texts } = await readAlone(folder, names);
-      expect(texts).toBe(50);
+      expect(texts).toBe(BARE_NAMES_FROM);
       expect([...seenIn]).toEqual([home]);
       expect(errors.map((error) => error.path)).toEqual([path.join(folder, 'missing.json')]);
       // The process still works in the directory it had, under its new name.

@@ -63,7 +63,7 @@ export async function readFiles(
   const mine = new Uint8Array(chunks);
   const helper = names.length > 0 && names.length >= parallelMin && availableParallelism() > 1 ? startReader(folder, names, claims, visit, maxBytes) : undefined;
   try {
-    const reads = new FolderReads(folder);
+    const reads = new FolderReads(folder, names.length);
     const slice = (prefix: string): boolean => readSlice(prefix, names, visit, maxBytes, claims, mine, sliceMs);
     while (!reads.within(slice)) await pause();
     if (helper === undefined) return { byWorker: 0 };
