@@ -121,7 +121,7 @@ export class FilebaseStore implements EntryStore {
       dir.closeSync();
     }
     for (const name of temps) await unlink(path.join(this.folder, name)).catch(() => undefined);
-    names.sort();
+    await names.sortYielding(() => this.host.nextSlice());
     return names;
   }
 
