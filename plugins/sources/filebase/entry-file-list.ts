@@ -14,9 +14,9 @@ export const SLICED_SORT_FROM = 200_000;
 const RADIX_STEP = 131_072;
 
 /**
- * `numbers` in ascending order (a new array; `numbers` is overwritten): a least-significant-digit
- * radix sort on two 16-bit halves, each pass counting then placing, `pause` awaited every
- * `RADIX_STEP` numbers.
+ * `numbers` sorted ascending, in place (through a scratch array as long, returned for
+ * convenience): a least-significant-digit radix sort on two 16-bit halves, each pass counting
+ * then placing, `pause` awaited every `RADIX_STEP` numbers.
  */
 export async function radixSorted(numbers: Uint32Array<ArrayBuffer>, pause: () => Promise<void>): Promise<Uint32Array<ArrayBuffer>> {
   let from = numbers;
