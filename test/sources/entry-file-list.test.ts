@@ -65,7 +65,6 @@ describe('the entry files of a filebase folder', () => {
     expect(pauses).toBeGreaterThanOrEqual(4);
     const want = Uint32Array.from(numbers).sort();
     expect(list.length).toBe(count);
-    for (let i = 0; i < count; i += 997) expect(list.integerAt(i)).toBe(want[i]);
     expect(Array.from({ length: count }, (_, i) => list.integerAt(i))).toEqual(Array.from(want));
     expect(list.nameAt(count - 1)).toBe('4294967295.json');
   });
