@@ -4,7 +4,7 @@ import net, { type Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
-import { headersFrozen } from './frozen-reply.js';
+import { headersFrozen, memoOf } from './frozen-reply.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
 import { announcesBody, arrivalTime, TransportRequest } from './request.js';
@@ -295,7 +295,8 @@ export class NodeHttpServer extends HttpServerCore {
     const stream = reply.stream;
     if (body !== undefined && stream === undefined && request.responseHeaders === null && !close && status !== 204 && status !== 304) {
       // The common answer: a body and the reply's own headers (a cached GET's every time).
-      const head = this.heads.get(reply) ?? this.headOf(reply, body);
+      const memo = memoOf(reply);
+      const head = (memo === undefined ? this.heads.get(reply) : memo.nodeHead) ?? this.headOf(reply, body);
       head[1] = request.id;
       res.writeHead(status, statusText(status), head);
       res.end(body);
@@ -334,9 +335,9 @@ export class NodeHttpServer extends HttpServerCore {
 
   /**
    * The header list of an answer with a body, slot 1 left for the request id: `x-request-id`,
-   * the reply's headers, its type and length (names in lower case: see `write`). Kept beside a
-   * reply that is handed out again and again (a reply-cache hit: frozen, with its header list)
-   * and reused by each of its answers, which writes its own id into slot 1 just before
+   * the reply's headers, its type and length (names in lower case: see `write`). Kept with a
+   * reply that is handed out again and again (a reply-cache hit: frozen, with its header list;
+   * in its memo, `memoOf`, else beside it) and reused by each of its answers, which writes its own id into slot 1 just before
    * `writeHead` (node reads the list within that call and keeps nothing of it): no list, no
    * length text and no pass over the headers per request (issue #33).
    */
@@ -345,7 +346,11 @@ export class NodeHttpServer extends HttpServerCore {
     const headers = reply.headers;
     if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
     head.push(...contentHeaders(reply, body));
-    if (Object.isFrozen(reply) && (headers === undefined || headersFrozen(headers))) this.heads.set(reply, head);
+    if (Object.isFrozen(reply) && (headers === undefined || headersFrozen(headers))) {
+      const memo = memoOf(reply);
+      if (memo === undefined) this.heads.set(reply, head);
+      else memo.nodeHead = head;
+    }
     return head;
   }
 

@@ -62,7 +62,15 @@ interface PrefixEntry<T> {
   byMethod: Map<string, T>;
   any?: T;
   allow: string[];
+  /** Its answers by method, made on first use: a path below the prefix keeps nothing of its own (see `match`). */
+  matches: Map<string, RouteMatch<T>>;
 }
+
+/** Parameter values a router keeps to share, and the longest it keeps: at most 256 x 64 characters (~32 KiB). */
+const SHARED_VALUES = 256;
+const SHARED_LENGTH = 64;
+/** Methods a prefix keeps an answer for (any more are answered without keeping: no growth from odd method names). */
+const PREFIX_METHODS = 8;
 
 /** The parameters of a path without any (frozen: shared by every such request). */
 export const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
@@ -92,6 +100,8 @@ export class Router<T> {
    * frozen and shared, as `NO_PARAMS` always was. Emptied when a route is added.
    */
   private readonly found = new ByteBudgetMap<string, Found<T>>(FOUND_BYTES);
+  /** Parameter values met lately, each kept once (see `shared`). */
+  private readonly values = new Map<string, string>();
 
   /** Bytes of the matches remembered now (for tests). */
   get rememberedBytes(): number {
@@ -101,13 +111,14 @@ export class Router<T> {
   /** `method`: a method, a list of methods, or `*`. */
   add(method: string | string[], pattern: string, value: T): void {
     this.found.clear();
+    for (const entry of this.prefixes) entry.matches.clear();
     if (!pattern.startsWith('/')) throw new Error(`route pattern must start with "/": ${pattern}`);
     const methods = Array.isArray(method) ? method : [method];
     if (pattern === '/*' || pattern.endsWith('/*')) {
       const prefix = pattern.slice(0, -1);
       let entry = this.prefixes.find((p) => p.pattern === pattern);
       if (!entry) {
-        entry = { pattern, prefix, bare: prefix.length > 1 ? prefix.slice(0, -1) : '/', byMethod: new Map(), allow: [] };
+        entry = { pattern, prefix, bare: prefix.length > 1 ? prefix.slice(0, -1) : '/', byMethod: new Map(), allow: [], matches: new Map() };
         this.prefixes.push(entry);
         this.prefixes.sort((a, b) => b.prefix.length - a.prefix.length);
       }
@@ -163,6 +174,15 @@ export class Router<T> {
    * without cutting it out).
    */
   match(method: string, path: string, decode: (raw: string) => string = decodeURIComponent, from = 0): RouteMatch<T> | undefined {
+    if (from === 0 && this.prefixes.length > 0) {
+      // A path no exact route or pattern can take (none has its number of segments) goes to a
+      // prefix route, found without the cache: nothing is kept or looked up per path. The
+      // cache's records are memory a server reads for each path it serves (bucket, record,
+      // match): with many paths in turn (1,000 entries read by many clients) each read was a
+      // likely cache miss, where the prefix's answer is one object every such path shares.
+      const count = findSlashes(path, this.countCap, 0);
+      if (!this.exactCounts.has(count) && this.bySegments[count] === undefined) return this.belowPrefix(method, path);
+    }
     const known = this.found.get(path);
     if (known !== undefined && known.from === from && known.decode === decode) {
       if (known.method !== method) {
@@ -173,10 +193,45 @@ export class Router<T> {
     }
     const found = this.find(path, decode, from);
     if (found === undefined) return undefined;
-    const params = found.params === NO_PARAMS ? NO_PARAMS : Object.freeze(found.params);
+    const params = found.params === NO_PARAMS ? NO_PARAMS : Object.freeze(this.shared(found.params));
     const match = matchOf(found.route, params, method);
     this.found.set(path, { from, decode, route: found.route, params, method, match }, 2 * path.length + FOUND_OVERHEAD);
     return match;
+  }
+
+  /**
+   * `params` with each value replaced by the string kept for it, when one is: the paths of one
+   * stream's entries then share one string for the stream, and a handler comparing it with
+   * the last one it saw (`LastReadMap`) finds the same object instead of reading another copy's
+   * characters, one more place in memory per path.
+   */
+  private shared(params: Record<string, string>): Record<string, string> {
+    for (const name of Object.keys(params)) {
+      const value = params[name]!;
+      if (value.length > SHARED_LENGTH) continue;
+      const kept = this.values.get(value);
+      if (kept !== undefined) params[name] = kept;
+      else {
+        // Bounded by count: a crowd of distinct values (entry keys) only starts it over.
+        if (this.values.size >= SHARED_VALUES) this.values.clear();
+        this.values.set(value, value);
+      }
+    }
+    return params;
+  }
+
+  /** The answer of the longest prefix route `path` is under (one per prefix and method, kept on the prefix). */
+  private belowPrefix(method: string, path: string): RouteMatch<T> | undefined {
+    for (const entry of this.prefixes) {
+      if (!path.startsWith(entry.prefix) && path !== entry.bare) continue;
+      let match = entry.matches.get(method);
+      if (match === undefined) {
+        match = matchOf(entry, NO_PARAMS, method);
+        if (entry.matches.size < PREFIX_METHODS) entry.matches.set(method, match);
+      }
+      return match;
+    }
+    return undefined;
   }
 
   /** The route of `path` and its parameters, found without the cache (a bad parameter encoding throws). */

@@ -1,4 +1,4 @@
-import { headersFrozen } from './frozen-reply.js';
+import { headersFrozen, type ReplyMemo } from './frozen-reply.js';
 import { REQUEST_ID_PREFIX } from './request.js';
 import { statusLine } from './status-text.js';
 
@@ -69,14 +69,16 @@ export class ReplyHeadBytes {
   /**
    * The head for request number `sequence` answering `status` with `body`, `headers` and
    * content `type`; undefined when the head is too long to keep (then the caller builds the
-   * string).
+   * string). Kept in the reply's memo when it has one (a frozen reply: `memoOf`), else beside
+   * the body.
    */
-  value(status: number, sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): ArrayBuffer | undefined {
-    let tail = this.tails.get(body);
+  value(status: number, sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string, memo?: ReplyMemo): ArrayBuffer | undefined {
+    let tail = (memo === undefined ? this.tails.get(body) : memo.uwsHead) as Tail | undefined;
     if (tail === undefined || tail.status !== status || tail.type !== type || (headers !== tail.frozen && !samePairs(tail.pairs, headers))) {
       tail = render(status, headers, type);
       if (tail === undefined) return undefined;
-      this.tails.set(body, tail);
+      if (memo === undefined) this.tails.set(body, tail);
+      else memo.uwsHead = tail;
     }
     const digits = digitsOf(sequence);
     if (digits !== tail.digits) layOut(tail, digits);

@@ -87,6 +87,44 @@ describe('remembered matches (issue #33)', () => {
     expect(router.match('GET', '/streams/planets/entries/7')).toMatchObject({ value: 'show', params: { entry: '7' } });
   });
 
+  it('keeps nothing per path for a path only a prefix route can take, and still lets exact routes and patterns win', () => {
+    const router = new Router<string>();
+    router.add('*', '/api/*', 'api');
+    router.add('GET', '/healthz', 'health');
+    router.add('GET', '/pages/:page', 'page');
+    const first = router.match('GET', '/api/streams/items/entries/1')!;
+    for (let i = 1; i <= 2000; i++) {
+      const match = router.match('GET', `/api/streams/items/entries/${i}`);
+      // One answer shared by every such path (frozen, like a remembered one).
+      expect(match).toBe(first);
+    }
+    expect(first).toMatchObject({ value: 'api', params: {}, pattern: '/api/*' });
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(router.rememberedBytes).toBe(0);
+    expect(router.match('HEAD', '/api/x/y/z')).toMatchObject({ value: 'api', pattern: '/api/*' });
+    expect(router.match('GET', '/api')?.value).toBe('api');
+    expect(router.match('GET', '/healthz')?.value).toBe('health');
+    expect(router.match('GET', '/pages/about')).toMatchObject({ value: 'page', params: { page: 'about' } });
+    // A route of the same number of segments added later takes its own path; the others stay the prefix's.
+    router.add('GET', '/api/streams/items/entries/special', 'special');
+    router.add('GET', '/api/:a/x/:c/:d', 'four');
+    expect(router.match('GET', '/api/streams/items/entries/special')?.value).toBe('special');
+    expect(router.match('GET', '/api/streams/items/entries/1')?.value).toBe('api');
+    expect(router.match('GET', '/api/w/x/y/z')).toMatchObject({ value: 'four', params: { a: 'w', c: 'y', d: 'z' } });
+  });
+
+  it('gives each path its own parameter values, however many and however long', () => {
+    const router = new Router<string>();
+    router.add('GET', '/streams/:stream/entries/:entry', 'show');
+    const long = 'l'.repeat(100);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 600; i++) {
+        const stream = i % 3 === 0 ? `${long}${i % 7}` : `s${i % 300}`;
+        expect(router.match('GET', `/streams/${stream}/entries/${i}`)?.params).toEqual({ stream, entry: String(i) });
+      }
+    }
+  });
+
   it('forgets what it remembered when a route is added', () => {
     const router = new Router<string>();
     router.add('GET', '/streams/:stream', 'show');

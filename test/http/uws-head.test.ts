@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REQUEST_ID_PREFIX } from '../../plugins/http/request.js';
+import { freezeReply, memoOf } from '../../plugins/http/frozen-reply.js';
 import { ReplyHeadBytes } from '../../plugins/http/uws-head.js';
 
 const TYPE = 'application/json; charset=utf-8';
@@ -44,6 +45,26 @@ describe('ReplyHeadBytes', () => {
     expect(text(heads.value(200, 11, one, other, TYPE))).toBe(`${LEAD}11\r\nETag: "k2"\r\nContent-Type: ${TYPE}`);
     // Fewer digits than the last answer of this body: the id's prefix moves back next to them.
     expect(text(heads.value(200, 7, one, other, TYPE))).toBe(`${LEAD}7\r\nETag: "k2"\r\nContent-Type: ${TYPE}`);
+  });
+
+  it("keeps a frozen reply's head in the reply's memo, and a spread copy of it gets no memo of its own", () => {
+    const heads = new ReplyHeadBytes();
+    const reply = freezeReply({ status: 200, headers: [['ETag', '"m"']] as Array<[string, string]>, body: Buffer.from('{"m":1}') });
+    const memo = memoOf(reply)!;
+    expect(memo).toEqual({});
+    expect(text(heads.value(200, 1, reply.body, reply.headers, TYPE, memo))).toBe(`${LEAD}1\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
+    expect(memo.uwsHead).toBeDefined();
+    expect(text(heads.value(200, 22, reply.body, reply.headers, TYPE, memo))).toBe(`${LEAD}22\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
+    // The same body without the memo (another reply) is laid out apart, from the same bytes.
+    expect(text(heads.value(200, 3, reply.body, [['ETag', '"other"']], TYPE))).toBe(`${LEAD}3\r\nETag: "other"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.value(200, 4, reply.body, reply.headers, TYPE, memo))).toBe(`${LEAD}4\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
+    // Hidden from what reads the reply, and not carried by a copy that may differ from it.
+    expect(Object.keys(reply)).toEqual(['status', 'headers', 'body']);
+    expect(JSON.stringify({ ...reply, body: undefined })).toBe('{"status":200,"headers":[["ETag","\\"m\\""]]}');
+    expect(memoOf({ ...reply })).toBeUndefined();
+    expect(memoOf({ status: 200 })).toBeUndefined();
+    // Freezing again keeps the one memo.
+    expect(memoOf(freezeReply(reply))).toBe(memo);
   });
 
   it('lays out a new head for another status of the same body', () => {
