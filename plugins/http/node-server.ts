@@ -337,9 +337,9 @@ export class NodeHttpServer extends HttpServerCore {
    * The header list of an answer with a body, slot 1 left for the request id: `x-request-id`,
    * the reply's headers, its type and length (names in lower case: see `write`). Kept with a
    * reply that is handed out again and again (a reply-cache hit: frozen, with its header list;
-   * in its memo, `memoOf`, else beside it) and reused by each of its answers, which writes its own id into slot 1 just before
-   * `writeHead` (node reads the list within that call and keeps nothing of it): no list, no
-   * length text and no pass over the headers per request (issue #33).
+   * in its memo, `memoOf`, else beside it) and reused by each of its answers, which writes its
+   * own id into slot 1 just before `writeHead` (node reads the list within that call and keeps
+   * nothing of it): no list, no length text and no pass over the headers per request (issue #33).
    */
   private headOf(reply: HttpReply, body: string | Uint8Array): string[] {
     const head: string[] = ['x-request-id', ''];
