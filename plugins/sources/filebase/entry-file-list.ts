@@ -28,7 +28,7 @@ export async function radixSorted(numbers: Uint32Array<ArrayBuffer>, pause: () =
       countDigits(from, starts, shift, begin, Math.min(from.length, begin + RADIX_STEP));
       await pause();
     }
-    for (let d = 1; d < starts.length; d++) starts[d]! += starts[d - 1]!;
+    prefixSums(starts);
     for (let begin = 0; begin < from.length; begin += RADIX_STEP) {
       placeDigits(from, to, starts, shift, begin, Math.min(from.length, begin + RADIX_STEP));
       await pause();
@@ -43,6 +43,10 @@ export async function radixSorted(numbers: Uint32Array<ArrayBuffer>, pause: () =
 // each pass took 7-28 ms.
 function countDigits(from: Uint32Array, starts: Uint32Array, shift: number, begin: number, end: number): void {
   for (let i = begin; i < end; i++) starts[((from[i]! >>> shift) & 0xffff) + 1]!++;
+}
+
+function prefixSums(starts: Uint32Array): void {
+  for (let d = 1; d < starts.length; d++) starts[d]! += starts[d - 1]!;
 }
 
 function placeDigits(from: Uint32Array, to: Uint32Array, starts: Uint32Array, shift: number, begin: number, end: number): void {
