@@ -86,11 +86,11 @@ export class Compressor {
   /** `answer` as the one for `reply` in `encoding`, frozen, when `reply` is frozen (see `answers`). */
   private keep(reply: HttpReply, encoding: Encoding | 'identity', answer: HttpReply): HttpReply {
     if (!Object.isFrozen(reply) || (reply.headers !== undefined && !headersFrozen(reply.headers))) return answer;
-    freezeReply(answer);
+    const frozen = freezeReply(answer);
     const kept = this.answers.get(reply);
-    if (kept === undefined) this.answers.set(reply, { [encoding]: answer });
-    else kept[encoding] = answer;
-    return answer;
+    if (kept === undefined) this.answers.set(reply, { [encoding]: frozen });
+    else kept[encoding] = frozen;
+    return frozen;
   }
 
   private brotliOptions(bytes: Uint8Array): { params: Record<number, number> } {

@@ -4,7 +4,7 @@ import net, { type Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { type Hooks, type KernelConfig, type Logger, nodeHttp } from '../../kernel/index.js';
 import { BodyCollector } from './body-collector.js';
-import { memoOf } from './frozen-reply.js';
+import { keepNodeHead, nodeHeadOf } from './frozen-reply.js';
 import type { HttpReply } from './contracts.js';
 import { listenError } from './listen.js';
 import { announcesBody, arrivalTime, TransportRequest } from './request.js';
@@ -293,7 +293,7 @@ export class NodeHttpServer extends HttpServerCore {
     const stream = reply.stream;
     if (body !== undefined && stream === undefined && request.responseHeaders === null && !close && status !== 204 && status !== 304) {
       // The common answer: a body and the reply's own headers (a cached GET's every time).
-      const head = memoOf(reply)?.nodeHead ?? this.headOf(reply, body);
+      const head = nodeHeadOf(reply) ?? this.headOf(reply, body);
       head[1] = request.id;
       res.writeHead(status, statusText(status), head);
       res.end(body);
@@ -332,20 +332,19 @@ export class NodeHttpServer extends HttpServerCore {
 
   /**
    * The header list of an answer with a body, slot 1 left for the request id: `x-request-id`,
-   * the reply's headers, its type and length (names in lower case: see `write`). Kept in the
-   * memo of a reply that is handed out again and again (a reply-cache hit, frozen by
-   * `freezeReply` with its header list: `memoOf`) and reused by each of its answers, which writes
-   * its own id into slot 1 just before `writeHead` (node reads the list within that call and
-   * keeps nothing of it): no list, no length text and no pass over the headers per request
-   * (issue #33). A reply frozen any other way has no memo, and its list is made per answer.
+   * the reply's headers, its type and length (names in lower case: see `write`). Kept inside a
+   * reply that is handed out again and again (a reply-cache hit, kept by `freezeReply` with its
+   * header list: `keepNodeHead`) and reused by each of its answers, which writes its own id into
+   * slot 1 just before `writeHead` (node reads the list within that call and keeps nothing of
+   * it): no list, no length text and no pass over the headers per request (issue #33). A reply
+   * frozen any other way has no place for it, and its list is made per answer.
    */
   private headOf(reply: HttpReply, body: string | Uint8Array): string[] {
     const head: string[] = ['x-request-id', ''];
     const headers = reply.headers;
     if (headers !== undefined) for (const [name, value] of headers) head.push(name, value);
     head.push(...contentHeaders(reply, body));
-    const memo = memoOf(reply);
-    if (memo !== undefined) memo.nodeHead = head;
+    keepNodeHead(reply, head);
     return head;
   }
 

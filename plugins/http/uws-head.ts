@@ -1,4 +1,5 @@
-import { headersFrozen, type ReplyMemo } from './frozen-reply.js';
+import type { HttpReply } from './contracts.js';
+import { headersFrozen, keepUwsHead, uwsHeadOf } from './frozen-reply.js';
 import { REQUEST_ID_PREFIX } from './request.js';
 import { statusLine } from './status-text.js';
 
@@ -51,6 +52,31 @@ export function headLead(status: number): string {
 }
 
 /**
+ * A head buffer shared by the kept replies of one status, content type and length of header
+ * lines, for request numbers of one digit count: `[lead][digits][lines][\r\nContent-Type: …]`.
+ * Each answer copies its reply's lines in (unless the last answer was of the same reply) and
+ * writes its digits.
+ */
+interface Slot {
+  status: number;
+  type: string;
+  digits: number;
+  /** Length of the header lines it has room for. */
+  size: number;
+  buffer: ArrayBuffer;
+  bytes: Uint8Array;
+  /** Where the digits end and the lines begin. */
+  at: number;
+  /** The lines copied in last (by identity). */
+  lines: Uint8Array | null;
+}
+
+/** A kept reply whose head is too long to keep: the string path, every time. */
+const TOO_LONG = new Uint8Array(0);
+/** Shared head buffers at most (one per status, type, lines length and digit count in use). */
+const MAX_SLOTS = 256;
+
+/**
  * The head of a uWS reply as bytes (what its one `writeStatus` call is given: see
  * `writeCorked`), for a reply whose body the transport has seen before: a reply-cache hit, a
  * compressed body, an asset, each the same Buffer every time (issue #33). Everything but the
@@ -58,33 +84,88 @@ export function headLead(status: number): string {
  * string, the head cost uWS a UTF-8 length pass, an allocation and a copy, and the transport
  * the id's text and the joins and flattening of the head, on every request.
  *
- * uWS copies the bytes into its own buffer within the call, so the buffer is written again by
- * the next answer of the same body. The kept head is checked against the reply's status and
- * headers before use (a frozen list by identity, else the same strings): a reply whose head
- * differs gets a new one.
+ * uWS copies the bytes into its own buffer within the call, so a buffer is written again by
+ * the next answer. A kept reply (`freezeReply`: the reply cache's) keeps only its header lines,
+ * inside itself, and is answered through a buffer shared with the other kept replies of its
+ * status, type and lines length (`Slot`): a buffer of its own per reply cost four more places in
+ * memory per answer (the buffer, its backing store and their records), each a likely cache miss
+ * when many keys are read in turn. Any other reply's head is kept beside its body (`Tail`) and
+ * checked against the reply's status and headers before use (a frozen list by identity, else the
+ * same strings): a reply whose head differs gets a new one.
  */
 export class ReplyHeadBytes {
   private readonly tails = new WeakMap<object, Tail>();
+  private readonly slots = new Map<string, Slot>();
+  /** The slot used last: most answers in a row share one. */
+  private last: Slot | undefined;
+
+  /**
+   * The head for request number `sequence` answering `reply` with `body` (its body sent
+   * before) in content `type`; undefined when the head is too long to keep (then the caller
+   * builds the string).
+   */
+  of(reply: HttpReply, body: object, sequence: number, type: string): ArrayBuffer | undefined {
+    let lines = uwsHeadOf(reply);
+    if (lines === undefined) return this.value(reply.status, sequence, body, reply.headers, type);
+    if (lines === null) keepUwsHead(reply, (lines = linesOf(reply.headers, type)));
+    if (lines === TOO_LONG) return undefined;
+    const status = reply.status;
+    const digits = digitsOf(sequence);
+    let slot = this.last;
+    if (slot === undefined || slot.status !== status || slot.digits !== digits || slot.size !== lines.length || slot.type !== type) slot = this.slotFor(status, type, digits, lines.length);
+    if (slot.lines !== lines) {
+      slot.bytes.set(lines, slot.at);
+      slot.lines = lines;
+    }
+    writeDigits(slot.bytes, slot.at, sequence);
+    return slot.buffer;
+  }
+
+  private slotFor(status: number, type: string, digits: number, size: number): Slot {
+    const key = `${status} ${digits} ${size} ${type}`;
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      if (this.slots.size >= MAX_SLOTS) this.slots.clear();
+      const lead = leadOf(status);
+      const typeLine = Buffer.from(`${CRLF}Content-Type: ${type}`);
+      const at = lead.length + digits;
+      const buffer = new ArrayBuffer(at + size + typeLine.length);
+      const bytes = new Uint8Array(buffer);
+      bytes.set(lead, 0);
+      bytes.set(typeLine, at + size);
+      slot = { status, type, digits, size, buffer, bytes, at, lines: null };
+      this.slots.set(key, slot);
+    }
+    return (this.last = slot);
+  }
 
   /**
    * The head for request number `sequence` answering `status` with `body`, `headers` and
-   * content `type`; undefined when the head is too long to keep (then the caller builds the
-   * string). Kept in the reply's memo when it has one (a frozen reply: `memoOf`), else beside
-   * the body.
+   * content `type`, kept beside the body; undefined when the head is too long to keep (then
+   * the caller builds the string).
    */
-  value(status: number, sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string, memo?: ReplyMemo): ArrayBuffer | undefined {
-    let tail = (memo === undefined ? this.tails.get(body) : memo.uwsHead) as Tail | undefined;
+  value(status: number, sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): ArrayBuffer | undefined {
+    let tail = this.tails.get(body);
     if (tail === undefined || tail.status !== status || tail.type !== type || (headers !== tail.frozen && !samePairs(tail.pairs, headers))) {
       tail = render(status, headers, type);
       if (tail === undefined) return undefined;
-      if (memo === undefined) this.tails.set(body, tail);
-      else memo.uwsHead = tail;
+      this.tails.set(body, tail);
     }
     const digits = digitsOf(sequence);
     if (digits !== tail.digits) layOut(tail, digits);
     writeDigits(tail.bytes, tail.lead + digits, sequence);
     return tail.buffer;
   }
+}
+
+/**
+ * A kept reply's header lines as bytes, in an array of their own: a short one (64 bytes or
+ * fewer: an ETag's line) lies inside the array object, one place in memory with it.
+ */
+function linesOf(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Uint8Array {
+  const lines = Buffer.from(headerLines(headers));
+  if (lines.length + CRLF.length + 'Content-Type: '.length + Buffer.byteLength(type) > MAX_TAIL_BYTES) return TOO_LONG;
+  return new Uint8Array(lines);
 }
 
 /** How many decimal digits `n` has (a positive integer). */

@@ -3,7 +3,6 @@ import { type Hooks, type KernelConfig, type Logger } from '../../kernel/index.j
 import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
-import { memoOf } from './frozen-reply.js';
 import { announcesBody, arrivalTime, TransportRequest } from './request.js';
 import { headerLines, headLead, ReplyHeadBytes } from './uws-head.js';
 import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
@@ -358,7 +357,7 @@ export class UwsHttpServer extends HttpServerCore {
     const body = reply.body;
     if (body !== undefined && typeof body !== 'string' && reply.stream === undefined && status !== 204 && status !== 304 && request.method !== 'HEAD' && request.responseHeaders === null && request.sequence !== 0) {
       // A body sent before (a cached GET): the head as bytes, without a string (uws-head.ts).
-      const head = this.heads.value(status, request.sequence, body, reply.headers, reply.type ?? JSON_TYPE, memoOf(reply));
+      const head = this.heads.of(reply, body, request.sequence, reply.type ?? JSON_TYPE);
       if (head !== undefined) {
         res.writeStatus(head);
         res.end(body, close);

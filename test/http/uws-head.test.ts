@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REQUEST_ID_PREFIX } from '../../plugins/http/request.js';
-import { freezeReply, memoOf } from '../../plugins/http/frozen-reply.js';
+import { freezeReply, nodeHeadOf, uwsHeadOf } from '../../plugins/http/frozen-reply.js';
 import { ReplyHeadBytes } from '../../plugins/http/uws-head.js';
 
 const TYPE = 'application/json; charset=utf-8';
@@ -47,24 +47,56 @@ describe('ReplyHeadBytes', () => {
     expect(text(heads.value(200, 7, one, other, TYPE))).toBe(`${LEAD}7\r\nETag: "k2"\r\nContent-Type: ${TYPE}`);
   });
 
-  it("keeps a frozen reply's head in the reply's memo, and a spread copy of it gets no memo of its own", () => {
+  it("keeps a kept reply's header lines inside it, hidden, and a spread copy of it has none", () => {
     const heads = new ReplyHeadBytes();
-    const reply = freezeReply({ status: 200, headers: [['ETag', '"m"']] as Array<[string, string]>, body: Buffer.from('{"m":1}') });
-    const memo = memoOf(reply)!;
-    expect(memo).toEqual({});
-    expect(text(heads.value(200, 1, reply.body, reply.headers, TYPE, memo))).toBe(`${LEAD}1\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
-    expect(memo.uwsHead).toBeDefined();
-    expect(text(heads.value(200, 22, reply.body, reply.headers, TYPE, memo))).toBe(`${LEAD}22\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
-    // The same body without the memo (another reply) is laid out apart, from the same bytes.
-    expect(text(heads.value(200, 3, reply.body, [['ETag', '"other"']], TYPE))).toBe(`${LEAD}3\r\nETag: "other"\r\nContent-Type: ${TYPE}`);
-    expect(text(heads.value(200, 4, reply.body, reply.headers, TYPE, memo))).toBe(`${LEAD}4\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
+    const made = { status: 200, headers: [['ETag', '"m"']] as Array<[string, string]>, body: Buffer.from('{"m":1}') };
+    const reply = freezeReply(made);
+    expect(reply).not.toBe(made);
+    expect(Object.isFrozen(reply) && Object.isFrozen(reply.headers) && Object.isFrozen(reply.headers![0])).toBe(true);
+    expect(uwsHeadOf(reply)).toBeNull();
+    expect(text(heads.of(reply, reply.body, 1, TYPE))).toBe(`${LEAD}1\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
+    expect(Buffer.from(uwsHeadOf(reply)!).toString()).toBe('\r\nETag: "m"');
+    expect(text(heads.of(reply, reply.body, 22, TYPE))).toBe(`${LEAD}22\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
+    // The same body in another reply (not kept) is laid out apart, from the same bytes.
+    expect(text(heads.of({ status: 200, headers: [['ETag', '"other"']], body: reply.body }, reply.body, 3, TYPE))).toBe(`${LEAD}3\r\nETag: "other"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.of(reply, reply.body, 4, TYPE))).toBe(`${LEAD}4\r\nETag: "m"\r\nContent-Type: ${TYPE}`);
     // Hidden from what reads the reply, and not carried by a copy that may differ from it.
     expect(Object.keys(reply)).toEqual(['status', 'headers', 'body']);
     expect(JSON.stringify({ ...reply, body: undefined })).toBe('{"status":200,"headers":[["ETag","\\"m\\""]]}');
-    expect(memoOf({ ...reply })).toBeUndefined();
-    expect(memoOf({ status: 200 })).toBeUndefined();
-    // Freezing again keeps the one memo.
-    expect(memoOf(freezeReply(reply))).toBe(memo);
+    expect(uwsHeadOf({ ...reply })).toBeUndefined();
+    expect(nodeHeadOf({ ...reply })).toBeUndefined();
+    expect(uwsHeadOf({ status: 200 })).toBeUndefined();
+    expect(uwsHeadOf(Object.freeze({ status: 200 }))).toBeUndefined();
+    // Freezing again hands back the same kept reply.
+    expect(freezeReply(reply)).toBe(reply);
+  });
+
+  it('answers kept replies of one status, type and lines length through one shared buffer, each with its own lines and number', () => {
+    const heads = new ReplyHeadBytes();
+    const kept = (etag: string, status = 200) => freezeReply({ status, headers: [['ETag', etag]] as Array<[string, string]>, body: Buffer.from(etag) });
+    const [a, b, c] = [kept('"aaaa"'), kept('"bbbb"'), kept('"cc"')];
+    const first = heads.of(a, a.body!, 5, TYPE);
+    expect(text(first)).toBe(`${LEAD}5\r\nETag: "aaaa"\r\nContent-Type: ${TYPE}`);
+    // Same status, type, length and digits: the same buffer, written again (uWS copies it within its call).
+    expect(heads.of(b, b.body!, 6, TYPE)).toBe(first);
+    expect(text(first)).toBe(`${LEAD}6\r\nETag: "bbbb"\r\nContent-Type: ${TYPE}`);
+    // Another length, digit count, type or status: a buffer of its own; back to the first one after.
+    expect(text(heads.of(c, c.body!, 7, TYPE))).toBe(`${LEAD}7\r\nETag: "cc"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.of(a, a.body!, 10, TYPE))).toBe(`${LEAD}10\r\nETag: "aaaa"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.of(a, a.body!, 8, 'text/csv'))).toBe(`${LEAD}8\r\nETag: "aaaa"\r\nContent-Type: text/csv`);
+    const missing = kept('"dddd"', 404);
+    expect(text(heads.of(missing, missing.body!, 9, TYPE))).toBe(`404 Not Found\r\nX-Request-Id: ${REQUEST_ID_PREFIX}-9\r\nETag: "dddd"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.of(b, b.body!, 1, TYPE))).toBe(`${LEAD}1\r\nETag: "bbbb"\r\nContent-Type: ${TYPE}`);
+    expect(text(heads.of(a, a.body!, 2, TYPE))).toBe(`${LEAD}2\r\nETag: "aaaa"\r\nContent-Type: ${TYPE}`);
+    // Past the bound on shared buffers, answers stay right.
+    for (let n = 0; n < 300; n++) {
+      const r = kept(`"${'x'.repeat(n % 40)}"`);
+      expect(text(heads.of(r, r.body!, 1000 + n, TYPE))).toBe(`${LEAD}${1000 + n}\r\nETag: "${'x'.repeat(n % 40)}"\r\nContent-Type: ${TYPE}`);
+    }
+    // A kept reply whose head is too long to keep goes to the string path, every time.
+    const long = freezeReply({ status: 200, headers: [['X-Long', 'y'.repeat(4096)]] as Array<[string, string]>, body: Buffer.from('{}') });
+    expect(heads.of(long, long.body!, 1, TYPE)).toBeUndefined();
+    expect(heads.of(long, long.body!, 2, TYPE)).toBeUndefined();
   });
 
   it('lays out a new head for another status of the same body', () => {
