@@ -7,6 +7,7 @@ import { markWritten } from './dataset.js';
 import { answerSize, captureProduct, seedThroughApi } from './capture.js';
 import { memoryOf, startCeiling, startJsonServer, startProduct } from './processes.js';
 import { expand, scenarios as scenarioList } from './scenarios.js';
+import { sideBySide } from './side-by-side.js';
 import { ratio, summarize } from './stats.js';
 import { runWrk } from './wrk.js';
 
@@ -24,6 +25,14 @@ async function resetPeak(pid) {
 
 /** Scenarios also run on the node:http transport, beside the native one (same data, same URLs). */
 const TRANSPORT_SCENARIOS = new Set(['get-one', 'list']);
+/**
+ * Scenarios also run side by side against their bare servers (lib/side-by-side.js), and the
+ * pairs: the product against the bare uWS sending only the body, the product on node:http
+ * against node:http's ceiling (or, without a native binary, the product against its ceiling).
+ */
+const SIDE_BY_SIDE_SCENARIOS = new Set(['get-one']);
+const NATIVE_PAIRS = [['product', 'bare'], ['node', 'nodeCeiling']];
+const NODE_ONLY_PAIRS = [['product', 'ceiling']];
 
 /** Milliseconds a boot may take: generous, it grows with the entry count. */
 export const bootTimeout = (count) => 60_000 + count * 2;
@@ -91,7 +100,9 @@ export async function benchDataset({ options, dataset, track, log }) {
         if (nodeHttp) targets.push({ name: 'node', server: nodeHttp, request: scenario.product });
         if (nodeCeiling) targets.push({ name: 'nodeCeiling', server: nodeCeiling, request: scenario.product });
       }
-      out.scenarios.push(await runScenario({ options, label, scenario, targets, info: info[scenario.id], log }));
+      // Side by side only where both servers share the one server core (pinned).
+      const pairs = options.pin && SIDE_BY_SIDE_SCENARIOS.has(scenario.id) ? (native ? NATIVE_PAIRS : NODE_ONLY_PAIRS) : [];
+      out.scenarios.push(await runScenario({ options, label, scenario, targets, pairs, info: info[scenario.id], log }));
     }
   } finally {
     for (const server of [nodeCeiling, bare, nodeHttp, peer, ceiling, product]) if (server) await server.stop();
@@ -99,7 +110,7 @@ export async function benchDataset({ options, dataset, track, log }) {
   return out;
 }
 
-async function runScenario({ options, label, scenario, targets, info, log }) {
+async function runScenario({ options, label, scenario, targets, pairs, info, log }) {
   const wrk = (target, seconds) =>
     runWrk({ url: target.server.url, request: target.request, seconds, connections: options.connections, pin: options.pin });
   const peakReset = {};
@@ -127,6 +138,12 @@ async function runScenario({ options, label, scenario, targets, info, log }) {
       runs: runs[t.name],
     };
   }
+  const paired = {};
+  for (const [a, b] of pairs) {
+    const ta = targets.find((t) => t.name === a);
+    const tb = targets.find((t) => t.name === b);
+    if (ta && tb) paired[b] = await sideBySide({ a: ta, b: tb, rounds: options.runs, run: (t) => wrk(t, options.duration), log: (line) => log(`[${label}] ${scenario.id.padEnd(8)} ${line}`) });
+  }
   const product = results.product.rps;
   // A ratio means something only when the product answered every request correctly and,
   // for a replay ceiling, the ceiling served the product's own bytes.
@@ -136,6 +153,7 @@ async function runScenario({ options, label, scenario, targets, info, log }) {
   if (scenario.ceiling === 'durable' && !info.fromProduct) problems.push(`the product did not accept the write (status ${info.productStatus || 'none'})`);
   if (results.peer && results.peer.errors > 0) problems.push(`json-server answered ${results.peer.errors} requests with an error`);
   if (results.node && results.node.errors > 0) problems.push(`the product on node:http answered ${results.node.errors} requests with an error`);
+  for (const p of Object.values(paired)) if (p.errors > 0) problems.push(`${p.a} answered ${p.errors} requests with an error side by side with ${p.b}`);
   return {
     valid: problems.length === 0,
     problems,
@@ -153,6 +171,9 @@ async function runScenario({ options, label, scenario, targets, info, log }) {
       // Issue #33: against a bare uWS sending only the body, and the node:http product against node:http's ceiling.
       bare: ratio(product, results.bare?.rps),
       nodeCeiling: ratio(results.node?.rps, results.nodeCeiling?.rps),
+      // Side by side (lib/side-by-side.js), by the bare server each pair ran against.
+      sideBySide: Object.fromEntries(Object.entries(paired).map(([b, p]) => [b, p.ratio])),
     },
+    sideBySide: paired,
   };
 }

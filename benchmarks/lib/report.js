@@ -45,6 +45,13 @@ export function goals(results) {
   if (getOne?.ratios.bare) add('GET one vs bare uWS sending only the body', getOne.ratios.bare, 0.85, true, at, '×', getOne.valid);
   if (getOne?.ratios.nodeCeiling) add('GET one on node:http vs bare node:http (same bytes)', getOne.ratios.nodeCeiling, 0.85, true, at, '×', getOne.valid);
   if (list?.ratios.nodeCeiling) add('list page on node:http vs bare node:http (same bytes)', list.ratios.nodeCeiling, 0.85, true, at, '×', list.valid);
+  // The same ratios side by side (lib/side-by-side.js): both servers loaded at once on one core,
+  // the median of the rounds' ratios (the spread of the rounds beside it).
+  const paired = getOne?.sideBySide ?? {};
+  const spread = (p) => `${at}, side by side: median of ${p.rounds.length} rounds (${num(p.low, 2)}-${num(p.high, 2)})`;
+  if (paired.bare) add('GET one vs bare uWS sending only the body, side by side', paired.bare.ratio, 0.85, true, spread(paired.bare), '×', getOne.valid);
+  if (paired.nodeCeiling) add('GET one on node:http vs bare node:http (same bytes), side by side', paired.nodeCeiling.ratio, 0.85, true, spread(paired.nodeCeiling), '×', getOne.valid);
+  if (paired.ceiling) add('GET one vs bare node:http (same bytes), side by side', paired.ceiling.ratio, 0.85, true, spread(paired.ceiling), '×', getOne.valid);
   add('GET one vs json-server', getOne?.ratios.peer ?? null, 15, true, at, '×', getOne?.valid);
   add('filtered list vs json-server', filtered?.ratios.peer ?? null, 30, true, at, '×', filtered?.valid);
   // Issue #33: group commit puts durable writes at or past a bare per-request fsync server.
@@ -144,7 +151,7 @@ function metaLines(results) {
   return [
     `- ${m.date} · mode \`${m.mode}\` · commit \`${m.commit}\` · ${m.durationS ? `${Math.round(m.durationS)} s` : ''}`,
     `- machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}; Node ${m.node}; wrk ${m.wrk}; filesystem of the data: ${m.filesystem}`,
-    `- method: ${m.warmup} s warm-up per server and scenario, then ${m.runs} interleaved runs × ${m.duration} s (order alternating), medians; ${m.connections} connections, 1 wrk thread; ${m.pinned ? 'servers pinned to CPU 0 and wrk to CPU 1 with taskset' : 'not pinned (no taskset or --no-pin)'}`,
+    `- method: ${m.warmup} s warm-up per server and scenario, then ${m.runs} interleaved runs × ${m.duration} s (order alternating), medians; ${m.connections} connections, 1 wrk thread; ${m.pinned ? 'servers pinned to CPU 0 and wrk to CPU 1 with taskset; GET one also side by side against its bare servers (both loaded at once, sharing CPU 0: the median of the rounds\' ratios)' : 'not pinned (no taskset or --no-pin), so nothing side by side'}`,
   ].join('\n');
 }
 

@@ -16,6 +16,7 @@ import { median, ratio } from '../lib/stats.js';
 import { parseWrkOutput } from '../lib/wrk.js';
 import { describeFilesystem, mountOf } from '../lib/filesystem.js';
 import { scalingSvg } from '../lib/chart.js';
+import { sideBySide } from '../lib/side-by-side.js';
 
 const WRK_TEXT = `Running 2s test @ http://127.0.0.1:1234
   1 threads and 50 connections
@@ -127,6 +128,48 @@ describe('scenarios and statistics', () => {
     results.baseline[0].bootRatio = 0.5;
     results.baseline[0].boot.honest = false;
     assert.equal(goals(results).find((g) => g.goal.startsWith('boot to first servable entry vs')).met, null);
+  });
+  it('runs a pair side by side: both at once, the first started alternating, the median of the rounds\' ratios', async () => {
+    const a = { name: 'product' };
+    const b = { name: 'bare' };
+    const rates = { product: [90, 80, 99, 70, 88], bare: [100, 100, 100, 100, 100] };
+    const started = [];
+    let running = 0;
+    let most = 0;
+    const run = async (t) => {
+      const first = started.push(t.name) === 1;
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running--;
+      return { rps: rates[t.name].shift(), errors: first ? 2 : 0 };
+    };
+    const lines = [];
+    const out = await sideBySide({ a, b, rounds: 5, run, log: (line) => lines.push(line) });
+    assert.equal(most, 2);
+    assert.deepEqual(started, ['product', 'bare', 'bare', 'product', 'product', 'bare', 'bare', 'product', 'product', 'bare']);
+    assert.deepEqual(out.rounds.map((r) => r.ratio), [0.9, 0.8, 0.99, 0.7, 0.88]);
+    assert.equal(out.ratio, 0.88);
+    assert.equal(out.low, 0.7);
+    assert.equal(out.high, 0.99);
+    assert.equal(out.errors, 2);
+    assert.equal(lines.length, 5);
+  });
+  it('states the side-by-side goals with their spread, never as met when the product answered errors', () => {
+    const pair = (ratio) => ({ ratio, low: ratio - 0.02, high: ratio + 0.03, rounds: [{}, {}, {}] });
+    const getOne = { id: 'get-one', valid: true, targets: {}, ratios: { ceiling: 1, bare: 0.8 }, sideBySide: { bare: pair(0.9), nodeCeiling: pair(0.84) } };
+    const results = { meta: { connections: 50 }, scaling: [], datasets: [{ source: 'filebase', count: 10_000, transport: 'uWebSockets.js', scenarios: [getOne] }] };
+    const byGoal = Object.fromEntries(goals(results).map((g) => [g.goal, g]));
+    assert.equal(byGoal['GET one vs bare uWS sending only the body'].met, false);
+    assert.equal(byGoal['GET one vs bare uWS sending only the body, side by side'].met, true);
+    assert.match(byGoal['GET one vs bare uWS sending only the body, side by side'].where, /median of 3 rounds \(0\.88-0\.93\)/);
+    assert.equal(byGoal['GET one on node:http vs bare node:http (same bytes), side by side'].met, false);
+    getOne.valid = false;
+    assert.equal(goals(results).find((g) => g.goal.endsWith('the body, side by side')).met, null);
+    // Without a native binary the product itself runs on node:http, side by side with its ceiling.
+    results.datasets[0].transport = 'node:http';
+    getOne.valid = true;
+    getOne.sideBySide = { ceiling: pair(0.86) };
+    assert.equal(goals(results).find((g) => g.goal === 'GET one vs bare node:http (same bytes), side by side').met, true);
   });
   it('draws a chart even with missing latency points', () => {
     const svg = scalingSvg([{ count: 1000, bootMs: 300, rssKb: 80_000, filter: { p50Ms: 0.3, p99Ms: 1 } }, { count: 100_000, bootMs: 3000, rssKb: 300_000, filter: null }], 'x');
