@@ -1,7 +1,7 @@
 // Generates a self-contained application folder for the product (definition, N entry
 // files, config) and the same data as a db.json for json-server. Deterministic, so two
 // runs on two machines serve the same bytes.
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -10,7 +10,6 @@ export const CATEGORIES = ['books', 'music', 'film', 'games', 'garden', 'tools',
 const WORDS = ['red', 'quiet', 'river', 'paper', 'stone', 'north', 'silver', 'garden', 'early', 'glass', 'winter', 'open'];
 /** Bump when the generated shape changes, so a reused --work-dir is regenerated. */
 const GENERATOR_VERSION = 1;
-const WRITE_CONCURRENCY = 64;
 
 export function definition(source) {
   return {
@@ -50,17 +49,6 @@ export function productConfig(extra = {}) {
   return { log: { level: 'info' }, http: { host: '127.0.0.1' }, api: { max_per_page: 1000 }, ...metrics, ...extra };
 }
 
-async function pool(count, limit, task) {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      await task(i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-}
-
 /**
  * Create (or reuse, when its marker matches and it still holds exactly its entries) `<dir>` holding streams/items.json, N files
  * streams/data/items/<id>.json, config.json and, when asked, db.json for json-server.
@@ -84,7 +72,10 @@ export async function generateFilebaseApp(dir, count, { peer = false } = {}) {
   await mkdir(data, { recursive: true });
   await writeFile(path.join(dir, 'streams', `${STREAM_ID}.json`), JSON.stringify(definition({ type: 'filebase', format: 'json' }), null, 2));
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(productConfig(), null, 2));
-  await pool(count, WRITE_CONCURRENCY, (i) => writeFile(path.join(data, `${i + 1}.json`), JSON.stringify(entry(i + 1))));
+  // One synchronous loop: nothing else runs in the harness while a dataset is made, and
+  // fs.promises.writeFile's open, write and close through the thread pool took twice as long
+  // (100k files: 28.9 s against 13.6 s on this project's VM, most of a quick run's margin).
+  for (let i = 1; i <= count; i++) writeFileSync(path.join(data, `${i}.json`), JSON.stringify(entry(i)));
   if (peer) await writeDb(path.join(dir, 'db.json'), count);
   await writeFile(marker, JSON.stringify(want));
   return { dir, config: path.join(dir, 'config.json'), db: path.join(dir, 'db.json'), count, generatedMs: performance.now() - started, reused: false };
