@@ -47,6 +47,7 @@ function metadata(options, workDir, wrk) {
     pinned: options.pin && hasTaskset(),
     connections: options.connections,
     runs: options.runs,
+    peerRuns: options.peerRuns,
     duration: options.duration,
     warmup: options.warmup,
     scenarios: options.scenarios,

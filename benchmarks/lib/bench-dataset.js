@@ -120,6 +120,7 @@ async function runScenario({ options, label, scenario, targets, pairs, info, log
   for (let round = 0; round < options.runs; round++) {
     // Alternate the order each round so a drift of the machine does not favour one server.
     for (const t of round % 2 ? [...targets].reverse() : targets) {
+      if (t.name === 'peer' && round >= (options.peerRuns ?? options.runs)) continue;
       const result = await wrk(t, options.duration);
       runs[t.name].push(result);
       log(

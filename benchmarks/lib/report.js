@@ -151,7 +151,7 @@ function metaLines(results) {
   return [
     `- ${m.date} · mode \`${m.mode}\` · commit \`${m.commit}\` · ${m.durationS ? `${Math.round(m.durationS)} s` : ''}`,
     `- machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}; Node ${m.node}; wrk ${m.wrk}; filesystem of the data: ${m.filesystem}`,
-    `- method: ${m.warmup} s warm-up per server and scenario, then ${m.runs} interleaved runs × ${m.duration} s (order alternating), medians; ${m.connections} connections, 1 wrk thread; ${m.pinned ? 'servers pinned to CPU 0 and wrk to CPU 1 with taskset; GET one also side by side against its bare servers (both loaded at once, sharing CPU 0: the median of the rounds\' ratios)' : 'not pinned (no taskset or --no-pin), so nothing side by side'}`,
+    `- method: ${m.warmup} s warm-up per server and scenario, then ${m.runs} interleaved runs × ${m.duration} s (order alternating${m.peerRuns !== undefined && m.peerRuns < m.runs ? `; json-server ${m.peerRuns} of them` : ''}), medians; ${m.connections} connections, 1 wrk thread; ${m.pinned ? 'servers pinned to CPU 0 and wrk to CPU 1 with taskset; GET one also side by side against its bare servers (both loaded at once, sharing CPU 0: the median of the rounds\' ratios)' : 'not pinned (no taskset or --no-pin), so nothing side by side'}`,
   ].join('\n');
 }
 

@@ -56,6 +56,10 @@ describe('options', () => {
     const o = parseOptions(['--quick']);
     assert.deepEqual(o.sizes, [10_000]);
     assert.ok(o.warmup + o.runs * o.duration <= 8);
+    // json-server runs once per scenario in quick mode; never more often than the others.
+    assert.equal(o.peerRuns, 1);
+    assert.equal(parseOptions(['--full']).peerRuns, parseOptions(['--full']).runs);
+    assert.equal(parseOptions(['--full', '--runs', '2']).peerRuns, 2);
   });
   it('refuses two modes and unknown scenarios', () => {
     assert.throws(() => parseOptions(['--quick', '--full']), /choose one/);
