@@ -4,9 +4,9 @@ import type { HttpReply } from './contracts.js';
  * A reply frozen by `freezeReply`, with a place for what each transport derives from it once:
  * its head, as uWS header-line bytes or as node:http's header list. The places are private
  * fields: inside the object itself, which the answer reads anyway, where a memo object or a
- * WeakMap beside the reply was one more place in memory to reach for each of the many replies
- * a server answers in turn (issue #33: each such place cost a GET one 1-2%). No addon, copy
- * or JSON sees them, and freezing leaves private fields writable.
+ * WeakMap beside the reply was one more object to reach for each of the many replies a server
+ * answers in turn (issue #33). No addon, copy or JSON sees them, and freezing leaves private
+ * fields writable.
  */
 class KeptReply {
   #uwsHead: Uint8Array | null = null;
