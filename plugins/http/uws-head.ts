@@ -1,5 +1,5 @@
 import type { HttpReply } from './contracts.js';
-import { headersFrozen, keepUwsHead, uwsHeadOf } from './frozen-reply.js';
+import { keepUwsHead, uwsHeadOf } from './frozen-reply.js';
 import { REQUEST_ID_PREFIX } from './request.js';
 import { statusLine } from './status-text.js';
 
@@ -15,8 +15,6 @@ interface Tail {
   lead: number;
   /** The header names and values it was made from, in order (name, value, name, value...). */
   pairs: string[];
-  /** The header list itself when frozen (a kept reply's, shared by every answer of it): the same object cannot differ. */
-  frozen: ReadonlyArray<readonly [string, string]> | undefined;
   type: string;
   /** What follows the digits: the headers and the content type. */
   rest: Buffer;
@@ -90,9 +88,8 @@ const MAX_SLOTS = 256;
  * status, type and lines length (`Slot`): a buffer of its own per reply was memory outside V8's
  * heap (its backing store, reference-counted by uWS on every read) for each of the many keys
  * read in turn, and GET one ran 4.6% faster without it (side by side, issue #33). Any other
- * reply's head is kept beside its body (`Tail`) and
- * checked against the reply's status and headers before use (a frozen list by identity, else the
- * same strings): a reply whose head differs gets a new one.
+ * reply's head is kept beside its body (`Tail`) and checked against the reply's status, type
+ * and header strings before use: a reply whose head differs gets a new one.
  */
 export class ReplyHeadBytes {
   private readonly tails = new WeakMap<object, Tail>();
@@ -128,7 +125,7 @@ export class ReplyHeadBytes {
     if (slot === undefined) {
       if (this.slots.size >= MAX_SLOTS) this.slots.clear();
       const lead = leadOf(status);
-      const typeLine = Buffer.from(`${CRLF}Content-Type: ${type}`);
+      const typeLine = Buffer.from(contentTypeLine(type));
       const at = lead.length + digits;
       const buffer = new ArrayBuffer(at + size + typeLine.length);
       const bytes = new Uint8Array(buffer);
@@ -147,7 +144,7 @@ export class ReplyHeadBytes {
    */
   value(status: number, sequence: number, body: object, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): ArrayBuffer | undefined {
     let tail = this.tails.get(body);
-    if (tail === undefined || tail.status !== status || tail.type !== type || (headers !== tail.frozen && !samePairs(tail.pairs, headers))) {
+    if (tail === undefined || tail.status !== status || tail.type !== type || !samePairs(tail.pairs, headers)) {
       tail = render(status, headers, type);
       if (tail === undefined) return undefined;
       this.tails.set(body, tail);
@@ -165,7 +162,7 @@ export class ReplyHeadBytes {
  */
 function linesOf(headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Uint8Array {
   const lines = Buffer.from(headerLines(headers));
-  if (lines.length + CRLF.length + 'Content-Type: '.length + Buffer.byteLength(type) > MAX_TAIL_BYTES) return TOO_LONG;
+  if (lines.length + Buffer.byteLength(contentTypeLine(type)) > MAX_TAIL_BYTES) return TOO_LONG;
   return new Uint8Array(lines);
 }
 
@@ -228,11 +225,15 @@ export function headerLines(headers: ReadonlyArray<readonly [string, string]> | 
   return text;
 }
 
+/** The content type's line, the last of every head (after `headerLines`). */
+export function contentTypeLine(type: string): string {
+  return `${CRLF}Content-Type: ${type}`;
+}
+
 function render(status: number, headers: ReadonlyArray<readonly [string, string]> | undefined, type: string): Tail | undefined {
-  const rest = Buffer.from(`${headerLines(headers)}${CRLF}Content-Type: ${type}`);
+  const rest = Buffer.from(`${headerLines(headers)}${contentTypeLine(type)}`);
   if (rest.length > MAX_TAIL_BYTES) return undefined;
   const pairs = headers === undefined ? [] : headers.flat();
-  const frozen = headers !== undefined && headersFrozen(headers) ? headers : undefined;
   // No digits yet: the first `value` lays the buffer out.
-  return { status, lead: 0, pairs, frozen, type, rest, digits: 0, buffer: UNLAID.buffer as ArrayBuffer, bytes: UNLAID };
+  return { status, lead: 0, pairs, type, rest, digits: 0, buffer: UNLAID.buffer as ArrayBuffer, bytes: UNLAID };
 }

@@ -4,7 +4,7 @@ import { BodyCollector } from './body-collector.js';
 import type { HttpReply, WebSocketAccept, WebSocketSession } from './contracts.js';
 import { ListenError } from './listen.js';
 import { announcesBody, arrivalTime, TransportRequest } from './request.js';
-import { headerLines, headLead, ReplyHeadBytes } from './uws-head.js';
+import { contentTypeLine, headerLines, headLead, ReplyHeadBytes } from './uws-head.js';
 import { HttpServerCore, JSON_TYPE, knownMethod, TransportSink } from './server-core.js';
 import type { NativeUws } from './uws-loader.js';
 
@@ -366,7 +366,7 @@ export class UwsHttpServer extends HttpServerCore {
     }
     const head = `${headLead(status)}${request.id}${headerLines(request.responseHeaders)}${headerLines(reply.headers)}`;
     if (reply.stream !== undefined && request.method !== 'HEAD') {
-      res.writeStatus(`${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
+      res.writeStatus(`${head}${contentTypeLine(reply.type ?? JSON_TYPE)}`);
       this.openStream(res, request, reply.stream);
     } else if (status === 204 || status === 304 || body === undefined) {
       res.writeStatus(status !== 204 && status !== 304 ? `${head}\r\nContent-Length: 0` : head);
@@ -376,10 +376,10 @@ export class UwsHttpServer extends HttpServerCore {
     } else if (request.method === 'HEAD') {
       // endWithoutBody(n) leaves uWS waiting for n bytes; write the length ourselves.
       const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-      res.writeStatus(`${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}\r\nContent-Length: ${length}`);
+      res.writeStatus(`${head}${contentTypeLine(reply.type ?? JSON_TYPE)}\r\nContent-Length: ${length}`);
       res.endWithoutBody();
     } else {
-      res.writeStatus(`${head}\r\nContent-Type: ${reply.type ?? JSON_TYPE}`);
+      res.writeStatus(`${head}${contentTypeLine(reply.type ?? JSON_TYPE)}`);
       res.end(body, close);
     }
   }

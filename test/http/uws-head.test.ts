@@ -33,7 +33,7 @@ describe('ReplyHeadBytes', () => {
     expect(text(heads.value(200, 6, body, [], TYPE))).toBe(`${LEAD}6\r\nContent-Type: ${TYPE}`);
   });
 
-  it('knows a frozen header list by identity, and still tells a new one or a new body apart', () => {
+  it('keeps one head per body, and tells another header list or body apart', () => {
     const heads = new ReplyHeadBytes();
     const one = Buffer.from('{"a":1}');
     const two = Buffer.from('{"a":2}');
