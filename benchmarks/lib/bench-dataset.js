@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { markWritten } from './dataset.js';
 import { answerSize, captureProduct, seedThroughApi } from './capture.js';
-import { memoryOf, startCeiling, startJsonServer, startProduct } from './processes.js';
+import { SERVER_CPU, busyShare, cpuTimes, memoryOf, startCeiling, startJsonServer, startProduct } from './processes.js';
 import { expand, scenarios as scenarioList } from './scenarios.js';
 import { sideBySide } from './side-by-side.js';
 import { ratio, summarize } from './stats.js';
@@ -110,6 +110,9 @@ export async function benchDataset({ options, dataset, track, log }) {
   return out;
 }
 
+/** The server core's busy share during side-by-side rounds (lib/side-by-side.js). */
+const SERVER_CORE = { sample: () => cpuTimes(SERVER_CPU), share: busyShare };
+
 async function runScenario({ options, label, scenario, targets, pairs, info, log }) {
   const wrk = (target, seconds) =>
     runWrk({ url: target.server.url, request: target.request, seconds, connections: options.connections, pin: options.pin });
@@ -143,7 +146,7 @@ async function runScenario({ options, label, scenario, targets, pairs, info, log
   for (const [a, b] of pairs) {
     const ta = targets.find((t) => t.name === a);
     const tb = targets.find((t) => t.name === b);
-    if (ta && tb) paired[b] = await sideBySide({ a: ta, b: tb, rounds: options.runs, run: (t) => wrk(t, options.duration), log: (line) => log(`[${label}] ${scenario.id.padEnd(8)} ${line}`) });
+    if (ta && tb) paired[b] = await sideBySide({ a: ta, b: tb, rounds: options.runs, run: (t) => wrk(t, options.duration), log: (line) => log(`[${label}] ${scenario.id.padEnd(8)} ${line}`), core: SERVER_CORE });
   }
   const product = results.product.rps;
   // A ratio means something only when the product answered every request correctly and,

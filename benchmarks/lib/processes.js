@@ -38,6 +38,29 @@ export function memoryOf(pid) {
   }
 }
 
+/**
+ * Jiffies of one CPU so far, all and idle (idle + iowait), from /proc/stat; null where there is
+ * none. Two readings give the share of the time between them the CPU was busy (`busyShare`).
+ */
+export function cpuTimes(cpu) {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${cpu} `));
+    if (line === undefined) return null;
+    const fields = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+    const total = fields.slice(0, 8).reduce((sum, v) => sum + v, 0);
+    return { total, idle: fields[3] + fields[4] };
+  } catch {
+    return null;
+  }
+}
+
+/** The share (0-1) of the time between two `cpuTimes` readings the CPU was busy; null when unknown. */
+export function busyShare(before, after) {
+  if (!before || !after || after.total <= before.total) return null;
+  return 1 - (after.idle - before.idle) / (after.total - before.total);
+}
+
 /** CPU time (user + system) a live process has used so far, in ms; null when it is gone. */
 export function cpuMsOf(pid) {
   try {

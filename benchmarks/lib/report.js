@@ -48,7 +48,9 @@ export function goals(results) {
   // The same ratios side by side (lib/side-by-side.js): both servers loaded at once on one core,
   // the median of the rounds' ratios (the spread of the rounds beside it).
   const paired = getOne?.sideBySide ?? {};
-  const spread = (p) => `${at}, side by side: median of ${p.rounds.length} rounds (${num(p.low, 2)}-${num(p.high, 2)})`;
+  // The server core's busy share tells whether the rounds measured the servers alone (lib/side-by-side.js).
+  const busy = (p) => (Number.isFinite(p.serverBusy) ? `, server core busy ${Math.round(p.serverBusy * 100)}%` : '');
+  const spread = (p) => `${at}, side by side: median of ${p.rounds.length} rounds (${num(p.low, 2)}-${num(p.high, 2)})${busy(p)}`;
   if (paired.bare) add('GET one vs bare uWS sending only the body, side by side', paired.bare.ratio, 0.85, true, spread(paired.bare), '×', getOne.valid);
   if (paired.nodeCeiling) add('GET one on node:http vs bare node:http (same bytes), side by side', paired.nodeCeiling.ratio, 0.85, true, spread(paired.nodeCeiling), '×', getOne.valid);
   if (paired.ceiling) add('GET one vs bare node:http (same bytes), side by side', paired.ceiling.ratio, 0.85, true, spread(paired.ceiling), '×', getOne.valid);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { entry, generateFilebaseApp, markWritten } from '../lib/dataset.js';
 import { parseOptions } from '../lib/options.js';
-import { startBaseline, startCeiling } from '../lib/processes.js';
+import { busyShare, cpuTimes, startBaseline, startCeiling } from '../lib/processes.js';
 import { goals } from '../lib/report.js';
 import { expand, scenarios } from '../lib/scenarios.js';
 import { median, ratio } from '../lib/stats.js';
@@ -157,6 +157,38 @@ describe('scenarios and statistics', () => {
     assert.equal(out.high, 0.99);
     assert.equal(out.errors, 2);
     assert.equal(lines.length, 5);
+    assert.equal(out.serverBusy, null);
+  });
+  it('says how busy the server core was in each side-by-side round, and the median of them', async () => {
+    // Jiffies as /proc/stat counts them: each round 100 pass, `idle` of them idle.
+    const idle = [5, 30, 0];
+    let total = 0;
+    let idleSoFar = 0;
+    let reading = 0;
+    const core = {
+      sample() {
+        // Two readings per round: before it starts and once both runs ended.
+        if (reading++ % 2 === 1) {
+          total += 100;
+          idleSoFar += idle.shift();
+        }
+        return { total, idle: idleSoFar };
+      },
+      share: busyShare,
+    };
+    const lines = [];
+    const out = await sideBySide({ a: { name: 'product' }, b: { name: 'bare' }, rounds: 3, run: async () => ({ rps: 10 }), log: (line) => lines.push(line), core });
+    assert.deepEqual(out.rounds.map((r) => r.serverBusy), [0.95, 0.7, 1]);
+    assert.equal(out.serverBusy, 0.95);
+    assert.match(lines[1], /server core busy 70%$/);
+    assert.equal(busyShare(null, { total: 1, idle: 0 }), null);
+    assert.equal(busyShare({ total: 5, idle: 0 }, { total: 5, idle: 0 }), null);
+    // This machine's own CPU 0, read twice: a share between 0 and 1, or null without /proc/stat.
+    const first = cpuTimes('0');
+    if (first !== null) {
+      assert.ok(first.total >= first.idle && first.idle >= 0);
+      assert.equal(cpuTimes('9999'), null);
+    }
   });
   it('states the side-by-side goals with their spread, never as met when the product answered errors', () => {
     const pair = (ratio) => ({ ratio, low: ratio - 0.02, high: ratio + 0.03, rounds: [{}, {}, {}] });
@@ -165,7 +197,9 @@ describe('scenarios and statistics', () => {
     const byGoal = Object.fromEntries(goals(results).map((g) => [g.goal, g]));
     assert.equal(byGoal['GET one vs bare uWS sending only the body'].met, false);
     assert.equal(byGoal['GET one vs bare uWS sending only the body, side by side'].met, true);
-    assert.match(byGoal['GET one vs bare uWS sending only the body, side by side'].where, /median of 3 rounds \(0\.88-0\.93\)/);
+    assert.match(byGoal['GET one vs bare uWS sending only the body, side by side'].where, /median of 3 rounds \(0\.88-0\.93\)$/);
+    getOne.sideBySide.bare.serverBusy = 0.904;
+    assert.match(goals(results).find((g) => g.goal.endsWith('the body, side by side')).where, /\(0\.88-0\.93\), server core busy 90%$/);
     assert.equal(byGoal['GET one on node:http vs bare node:http (same bytes), side by side'].met, false);
     getOne.valid = false;
     assert.equal(goals(results).find((g) => g.goal.endsWith('the body, side by side')).met, null);
