@@ -35,12 +35,30 @@ export interface ApiRequest extends HttpRequest {
 
 export type Next = () => Promise<HttpReply>;
 
-/** A middleware: answer by itself (deny) or call `next()` and return (maybe decorate) its reply. */
-export type Middleware = (request: ApiRequest, next: Next) => HttpReply | Promise<HttpReply>;
+/**
+ * The synchronous form of a middleware that only looks at the request (a gate, a header check):
+ * `undefined` hands the request on, as `return next()` would; a reply answers it instead; a
+ * promise of either decides later; a throw answers with the error. Where every middleware of a
+ * route offers one, the API runs them in turn with no `next` and no promise per middleware, and a
+ * reply the endpoint has at once (a cached GET) is written within its request's own call.
+ */
+export type MiddlewareCheck = (request: ApiRequest) => HttpReply | undefined | Promise<HttpReply | undefined>;
+
+/**
+ * A middleware: answer by itself (deny) or call `next()` and return (maybe decorate) its reply.
+ * `check`, when set, must decide exactly as the function does (see `MiddlewareCheck`).
+ */
+export type Middleware = ((request: ApiRequest, next: Next) => HttpReply | Promise<HttpReply>) & { check?: MiddlewareCheck };
 
 /** Class-style middleware (the gate is one): an object with `handle`. */
 export interface MiddlewareHandler {
   handle(request: ApiRequest, next: Next): HttpReply | Promise<HttpReply>;
+  /**
+   * The same decision as `handle` without `next` (`MiddlewareCheck`): offer it when `handle` is
+   * "answer, or hand on unchanged". Used only when declared beside `handle` (the same class), so
+   * a subclass that overrides `handle` alone keeps its `handle` running.
+   */
+  check?(request: ApiRequest): HttpReply | undefined | Promise<HttpReply | undefined>;
 }
 
 export interface MiddlewareContext {

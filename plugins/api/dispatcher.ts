@@ -2,7 +2,7 @@ import { queryWarnings, withWarnings } from './query-warnings.js';
 import { isAppError, pluginOfError, type Logger } from '../../kernel/index.js';
 import type { InterfaceConfig } from './settings.js';
 import { decodePathSegment, Router, type HttpReply, type HttpRequest } from '../http/index.js';
-import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, ResourceName } from './contracts.js';
+import type { ApiRequest, ApiRouteInfo, EndpointName, ExtraEndpoint, Middleware, MiddlewareCheck, ResourceName } from './contracts.js';
 import { errorEnvelope } from './envelope.js';
 import { runChain } from './middleware-chain.js';
 import type { EndpointHandler } from './endpoints/context.js';
@@ -18,6 +18,8 @@ interface Compiled {
   chain: Middleware[];
   /** The throttles among `chain`. */
   throttles: ThrottleMiddleware[];
+  /** The chain's synchronous forms when every middleware of it has one (`MiddlewareCheck`) and none is a throttle, else null. */
+  checks: MiddlewareCheck[] | null;
   /** The route's template with the interface's prefix (`request.route`), made at its first request. */
   template?: string;
 }
@@ -32,6 +34,20 @@ export interface InterfaceSetup {
   transportReplyMiddleware: Middleware[];
   /** The whole chain of one endpoint: base, then resource, then endpoint middleware. */
   chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
+}
+
+/**
+ * A chain's synchronous forms, in order, when each of its middleware offers one (found at boot).
+ * A throttled chain keeps `handle`: the throttle counts the denials of what runs after it.
+ */
+function checksOf(chain: Middleware[]): MiddlewareCheck[] | null {
+  if (throttlesOf(chain).length > 0) return null;
+  const checks: MiddlewareCheck[] = [];
+  for (const middleware of chain) {
+    if (middleware.check === undefined) return null;
+    checks.push(middleware.check);
+  }
+  return checks;
 }
 
 /** The throttles of a chain (found once per chain, at boot). */
@@ -87,13 +103,13 @@ export class InterfaceDispatcher {
     for (const route of ENDPOINT_ROUTES) {
       if (!resources.has(route.resource)) continue;
       const chain = setup.chainFor(route.resource, route.name);
-      this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain, throttles: throttlesOf(chain) });
+      this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain, throttles: throttlesOf(chain), checks: checksOf(chain) });
     }
     for (const endpoint of extra) {
       if (endpoint.resource !== undefined && !resources.has(endpoint.resource)) continue;
       const route = { name: endpoint.name, resource: endpoint.resource ?? null, write: endpoint.write ?? !READ_METHODS.has(endpoint.method.toUpperCase()) };
       const chain = endpoint.resource ? setup.chainFor(endpoint.resource, endpoint.name as EndpointName) : setup.base;
-      this.router.add(endpoint.method, endpoint.pattern, { route, handler: endpoint.handler, chain, throttles: throttlesOf(chain) });
+      this.router.add(endpoint.method, endpoint.pattern, { route, handler: endpoint.handler, chain, throttles: throttlesOf(chain), checks: checksOf(chain) });
     }
   }
 
@@ -135,6 +151,8 @@ export class InterfaceDispatcher {
       allow,
       http.path,
     );
+    // Every middleware of the route has its synchronous form: no `next`, no promise per middleware.
+    if (compiled?.checks != null && problem === undefined) return this.checked(request, compiled, compiled.checks, 0);
     const chain = compiled?.chain ?? this.setup.base;
     // The endpoint's reply when it came at once, and the settled promise handed up the chain for it.
     let now: HttpReply | undefined;
@@ -144,14 +162,11 @@ export class InterfaceDispatcher {
       if (problem !== undefined) return Promise.reject(problem);
       if (compiled) {
         try {
-          answer = compiled.handler(request);
+          answer = this.answer(request, compiled);
         } catch (error) {
           // next() is a promise to middleware: a handler's synchronous throw becomes its rejection.
           return Promise.reject(error);
         }
-        // Query parameters the endpoint does not take are reported, never silently ignored.
-        const warnings = http.query === '' ? undefined : queryWarnings(compiled.route.name, http.query);
-        if (warnings !== undefined) answer = answer instanceof Promise ? answer.then((r) => warned(r, warnings)) : warned(answer, warnings);
       } else if (allow.length === 0) answer = this.error(request, 404, 'Not Found');
       else {
         const allowHeader: Array<[string, string]> = [['Allow', allow.join(', ')]];
@@ -176,6 +191,37 @@ export class InterfaceDispatcher {
     if (throttles.length === 0) return replied;
     return replied.then((reply) => this.denied(request, throttles, reply));
   };
+
+  /**
+   * `dispatch` for a route whose middleware all have their synchronous form (no throttle among
+   * them), from `checks[from]` on: the same answers as the chain (a check's reply or throw, else
+   * the endpoint's), a promise only where a check or the endpoint gives one.
+   */
+  private checked(request: ApiRequest, compiled: Compiled, checks: MiddlewareCheck[], from: number): HttpReply | Promise<HttpReply> {
+    try {
+      for (let at = from; at < checks.length; at++) {
+        const verdict = checks[at]!(request);
+        if (verdict === undefined) continue;
+        if (!(verdict instanceof Promise)) return verdict;
+        return verdict.then(
+          (reply) => reply ?? this.checked(request, compiled, checks, at + 1),
+          (error: unknown) => this.fromError(request, error),
+        );
+      }
+      const answer = this.answer(request, compiled);
+      return answer instanceof Promise ? answer.catch((error: unknown) => this.fromError(request, error)) : answer;
+    } catch (error) {
+      return this.fromError(request, error);
+    }
+  }
+
+  /** The endpoint's own answer, with a warning for each query parameter it does not take (never silently ignored). */
+  private answer(request: ApiRequest, compiled: Compiled): HttpReply | Promise<HttpReply> {
+    const answer = compiled.handler(request);
+    const warnings = request.query === '' ? undefined : queryWarnings(compiled.route.name, request.query);
+    if (warnings === undefined) return answer;
+    return answer instanceof Promise ? answer.then((r) => warned(r, warnings)) : warned(answer, warnings);
+  }
 
   /** A 401/403 from a middleware before the throttle still counts (guessing tokens is throttled). */
   private denied(request: ApiRequest, throttles: ThrottleMiddleware[], reply: HttpReply): HttpReply {

@@ -69,11 +69,17 @@ export class ApiGate implements MiddlewareHandler {
   }
 
   handle(request: ApiRequest, next: Next): HttpReply | Promise<HttpReply> {
-    if (this.isExcepted(request)) return next();
+    const verdict = this.check(request);
+    return verdict === undefined ? next() : verdict.then(() => next());
+  }
+
+  /** `handle` without `next` (the API's synchronous path): passes (`undefined`) or throws the denial. */
+  check(request: ApiRequest): undefined | Promise<undefined> {
+    if (this.isExcepted(request)) return undefined;
     const allowed = this.shouldEnable(request);
-    if (allowed === true) return next();
+    if (allowed === true) return undefined;
     if (allowed === false) return this.deny();
-    return allowed.then((ok) => (ok ? next() : this.deny()));
+    return allowed.then((ok) => (ok ? undefined : this.deny()));
   }
 
   protected deny(): never {

@@ -5,7 +5,7 @@
  *   const api = use(API);
  *   api.middleware.register('tenant', (ctx) => (request, next) => ...);
  */
-export type { ApiRequest, ApiRouteInfo, ApiService, EndpointName, ExtraEndpoint, Middleware, MiddlewareContext, MiddlewareFactory, MiddlewareHandler, MiddlewareRegistry, Next, ResourceName } from './contracts.js';
+export type { ApiRequest, ApiRouteInfo, ApiService, EndpointName, ExtraEndpoint, Middleware, MiddlewareCheck, MiddlewareContext, MiddlewareFactory, MiddlewareHandler, MiddlewareRegistry, Next, ResourceName } from './contracts.js';
 export { API, API_MIDDLEWARE } from './tokens.js';
 export { ApiGate } from './gate.js';
 export { conditionalReply, envelope } from './envelope.js';

@@ -6,7 +6,17 @@ const NAME = /^[A-Za-z0-9_.-]+$/;
 
 function toFunction(made: Middleware | MiddlewareHandler): Middleware {
   if (typeof made === 'function') return made;
-  return (request, next) => made.handle(request, next);
+  const middleware: Middleware = (request, next) => made.handle(request, next);
+  // A `check` stands for `handle` only where the same class declares both (MiddlewareHandler).
+  if (typeof made.check === 'function' && declarer(made, 'check') === declarer(made, 'handle')) middleware.check = (request) => made.check!(request);
+  return middleware;
+}
+
+/** The object of `made`'s prototype chain that holds `name` itself. */
+function declarer(made: object, name: string): object | null {
+  let at: object | null = made;
+  while (at !== null && !Object.prototype.hasOwnProperty.call(at, name)) at = Object.getPrototypeOf(at) as object | null;
+  return at;
 }
 
 /** Middleware by name; the config names them (`auth.bearer`, `throttle:60,1`), addons add more. */
