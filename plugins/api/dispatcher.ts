@@ -114,11 +114,12 @@ export class InterfaceDispatcher {
   }
 
   /**
-   * Run the chain, then the endpoint. When every middleware hands on `next()`'s own promise
-   * (the gate does, and so does any middleware that only checks or sets headers) and the
-   * endpoint answered at once (a cached GET), the reply is returned as a value: the
-   * transport writes it within the request's own call, with no promise and no abort watch.
-   * Anything else (an async middleware, a wrapped reply, a load) takes the promise path.
+   * Run the chain, then the endpoint. When every middleware of the route has its synchronous
+   * form (`checked`: the default chain, the gate alone), or hands on `next()`'s own promise (any
+   * middleware that only checks or sets headers), and the endpoint answered at once (a cached
+   * GET), the reply is returned as a value: the transport writes it within the request's own
+   * call, with no promise and no abort watch. Anything else (an async middleware, a wrapped
+   * reply, a load) takes the promise path.
    */
   readonly dispatch = (http: HttpRequest): HttpReply | Promise<HttpReply> => {
     const request = http as ApiRequest & { api: ApiRouteInfo };
