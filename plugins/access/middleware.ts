@@ -1,5 +1,5 @@
 import { AppError } from '../../kernel/index.js';
-import { ACCESS_LOCAL, type Middleware } from '../api/index.js';
+import { ACCESS_LOCAL, checkMiddleware, type Middleware } from '../api/index.js';
 import type { Authenticator } from './authenticator.js';
 import type { CallerAccess } from './caller-access.js';
 
@@ -11,18 +11,14 @@ import type { CallerAccess } from './caller-access.js';
  * A cached or absent credential keeps the request synchronous.
  */
 export function accessMiddleware(authenticator: () => Authenticator): Middleware {
-  return (request, next) => {
+  // It only reads the request and hands it on: a synchronous form (MiddlewareCheck) is all it needs.
+  return checkMiddleware((request) => {
     request.setResponseHeader('Vary', 'Authorization');
     const found = authenticator().identify(request.header('authorization'));
-    if (found instanceof Promise) {
-      return found.then((access) => {
-        settle(request.locals, access);
-        return next();
-      });
-    }
+    if (found instanceof Promise) return found.then((access) => void settle(request.locals, access));
     settle(request.locals, found);
-    return next();
-  };
+    return undefined;
+  });
 }
 
 function settle(locals: Record<string, unknown>, access: CallerAccess): void {
@@ -35,13 +31,13 @@ function settle(locals: Record<string, unknown>, access: CallerAccess): void {
  * authenticated it (a JWT, an API key or an `api.auth` token); the anonymous caller gets 401.
  */
 export function requireCaller(challenge: string): Middleware {
-  return (request, next) => {
+  return checkMiddleware((request) => {
     const access = request.locals[ACCESS_LOCAL] as CallerAccess | undefined;
     if (access === undefined || access.anonymous) {
       const error = new AppError(401, 'Unauthenticated.');
       error.headers = [['WWW-Authenticate', challenge]];
       throw error;
     }
-    return next();
-  };
+    return undefined;
+  });
 }

@@ -14,4 +14,4 @@ export { apiPlugin as default } from './plugin.js';
 export { apiSettings, type ApiSettings, type InterfaceConfig } from './settings.js';
 export { ACCESS_LOCAL, accessOf, definitionForCaller, readScopeOf, type AccessUser, type RequestAccess, type StreamAction, type WriteAction, type WriteScope } from './access.js';
 export { apiTokens } from './middleware/auth-bearer.js';
-export { runMiddleware } from './middleware-chain.js';
+export { checkMiddleware, runMiddleware } from './middleware-chain.js';

@@ -1,5 +1,19 @@
 import type { HttpReply, HttpRequest } from '../http/index.js';
-import type { ApiRequest, ApiRouteInfo, Middleware } from './contracts.js';
+import type { ApiRequest, ApiRouteInfo, Middleware, MiddlewareCheck } from './contracts.js';
+
+/**
+ * A middleware made of its synchronous form alone (`MiddlewareCheck`): the function hands on
+ * or answers as the check decides, and carries the check for the dispatcher's synchronous path.
+ */
+export function checkMiddleware(check: MiddlewareCheck): Middleware {
+  const middleware: Middleware = (request, next) => {
+    const verdict = check(request);
+    if (verdict === undefined) return next();
+    return verdict instanceof Promise ? verdict.then((reply) => reply ?? next()) : verdict;
+  };
+  middleware.check = check;
+  return middleware;
+}
 
 /** Run `chain[index..]` then `last`; a middleware that throws is a rejected reply. */
 export function runChain(chain: readonly Middleware[], index: number, request: ApiRequest, last: () => Promise<HttpReply>): Promise<HttpReply> {

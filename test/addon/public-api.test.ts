@@ -11,7 +11,7 @@ import * as testing from '../../plugins/addon/testing.js';
  * renaming an export fails here; adding one means adding it here (and to docs/addons.md).
  */
 const RUNTIME_EXPORTS = [
-  'API', 'API_MIDDLEWARE', 'APP_ROOT', 'ApiGate', 'accessOf', 'AppError', 'BadRequestError', 'CONFIG', 'ENTRIES', 'FIELDS',
+  'API', 'API_MIDDLEWARE', 'APP_ROOT', 'ApiGate', 'accessOf', 'AppError', 'BadRequestError', 'CONFIG', 'checkMiddleware', 'ENTRIES', 'FIELDS',
   'HOOKS', 'HOOK_NAMES', 'HTTP_SERVER', 'Hooks', 'KeyedLock', 'LOGGER', 'MemorySource', 'NotFoundError', 'SOURCES',
   'STREAM_REGISTRY', 'STREAM_ROUTES', 'SingleFileStore', 'ValidationError', 'assertFileKey', 'compareEntries',
   'definePlugin', 'definitionToJson', 'fieldOf', 'isAppError', 'matchesWhere', 'removeFileDurable', 'resolveInRoot',

@@ -3,7 +3,7 @@
 // the chain would (pass, answer, throw, or decide later), on real servers of both transports.
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError, definePlugin } from '../../kernel/index.js';
-import { API, ApiGate, type ApiRequest, type Middleware, type MiddlewareHandler, type MiddlewareRegistry, type Next } from '../../plugins/api/index.js';
+import { API, ApiGate, checkMiddleware, type ApiRequest, type Middleware, type MiddlewareHandler, type MiddlewareRegistry, type Next } from '../../plugins/api/index.js';
 import type { HttpReply } from '../../plugins/http/index.js';
 import { TRANSPORTS } from '../http/transports.js';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -140,3 +140,24 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe('checkMiddleware', () => {
+  it('makes the function form of a check, carrying the check, deciding as it does', async () => {
+    const ok: HttpReply = { status: 200, body: '{}' };
+    const denied: HttpReply = { status: 403, body: '{}' };
+    const verdicts: Array<HttpReply | undefined | Promise<HttpReply | undefined>> = [undefined, denied, Promise.resolve(undefined), Promise.resolve(denied)];
+    const check = (): HttpReply | undefined | Promise<HttpReply | undefined> => verdicts.shift();
+    const middleware = checkMiddleware(check);
+    expect(middleware.check).toBe(check);
+    const request = {} as ApiRequest;
+    const next = (): Promise<HttpReply> => Promise.resolve(ok);
+    expect(await middleware(request, next)).toBe(ok);
+    expect(middleware(request, next)).toBe(denied);
+    expect(await middleware(request, next)).toBe(ok);
+    expect(await middleware(request, next)).toBe(denied);
+    const throwing = checkMiddleware(() => {
+      throw new AppError(401, 'No.');
+    });
+    expect(() => throwing(request, next)).toThrow('No.');
+  });
+});
