@@ -9,7 +9,7 @@
 // several microseconds per request (mostly in the kernel), not far from what a server does: were
 // the load core to run short, the server core would idle part of each round and the ratio would
 // be partly the clients'. How busy the server core was (`serverBusy`, when `core` samples it)
-// shows whether it did (99-100% in the quick runs of 2026-11-27).
+// shows whether it did (97-100% in the quick runs of 2026-11-27).
 import { median, ratio } from './stats.js';
 
 /**

@@ -11,7 +11,7 @@ import type { CallerAccess } from './caller-access.js';
  * A cached or absent credential keeps the request synchronous.
  */
 export function accessMiddleware(authenticator: () => Authenticator): Middleware {
-  // It only reads the request and hands it on: a synchronous form (MiddlewareCheck) is all it needs.
+  // It never answers by itself, only notes the caller: a synchronous form (MiddlewareCheck) says it all.
   return checkMiddleware((request) => {
     request.setResponseHeader('Vary', 'Authorization');
     const found = authenticator().identify(request.header('authorization'));

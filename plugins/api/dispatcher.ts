@@ -36,12 +36,15 @@ export interface InterfaceSetup {
   chainFor(resource: ResourceName, endpoint: EndpointName): Middleware[];
 }
 
-/**
- * A chain's synchronous forms, in order, when each of its middleware offers one (found at boot).
- * A throttled chain keeps `handle`: the throttle counts the denials of what runs after it.
- */
+/** An endpoint with its chain, and what the dispatcher reads of the chain on every request (found once, at boot). */
+function compileRoute(route: Compiled['route'], handler: EndpointHandler, chain: Middleware[]): Compiled {
+  const throttles = throttlesOf(chain);
+  // A throttled chain keeps `handle`: the throttle counts the denials of what runs after it.
+  return { route, handler, chain, throttles, checks: throttles.length === 0 ? checksOf(chain) : null };
+}
+
+/** A chain's synchronous forms, in order, when each of its middleware offers one. */
 function checksOf(chain: Middleware[]): MiddlewareCheck[] | null {
-  if (throttlesOf(chain).length > 0) return null;
   const checks: MiddlewareCheck[] = [];
   for (const middleware of chain) {
     if (middleware.check === undefined) return null;
@@ -102,14 +105,13 @@ export class InterfaceDispatcher {
     const resources = new Set(setup.config.resources);
     for (const route of ENDPOINT_ROUTES) {
       if (!resources.has(route.resource)) continue;
-      const chain = setup.chainFor(route.resource, route.name);
-      this.router.add(route.method, route.pattern, { route, handler: handlers[route.name], chain, throttles: throttlesOf(chain), checks: checksOf(chain) });
+      this.router.add(route.method, route.pattern, compileRoute(route, handlers[route.name], setup.chainFor(route.resource, route.name)));
     }
     for (const endpoint of extra) {
       if (endpoint.resource !== undefined && !resources.has(endpoint.resource)) continue;
       const route = { name: endpoint.name, resource: endpoint.resource ?? null, write: endpoint.write ?? !READ_METHODS.has(endpoint.method.toUpperCase()) };
       const chain = endpoint.resource ? setup.chainFor(endpoint.resource, endpoint.name as EndpointName) : setup.base;
-      this.router.add(endpoint.method, endpoint.pattern, { route, handler: endpoint.handler, chain, throttles: throttlesOf(chain), checks: checksOf(chain) });
+      this.router.add(endpoint.method, endpoint.pattern, compileRoute(route, endpoint.handler, chain));
     }
   }
 

@@ -1,6 +1,7 @@
 import { AppError, type KernelConfig } from '../../kernel/index.js';
 import { statusText, type HttpReply } from '../http/index.js';
 import type { ApiRequest, MiddlewareHandler, Next } from './contracts.js';
+import { handOn } from './middleware-chain.js';
 
 /** A compiled `gate_except` pattern. */
 export interface PathMatcher {
@@ -69,8 +70,7 @@ export class ApiGate implements MiddlewareHandler {
   }
 
   handle(request: ApiRequest, next: Next): HttpReply | Promise<HttpReply> {
-    const verdict = this.check(request);
-    return verdict === undefined ? next() : verdict.then(() => next());
+    return handOn(this.check(request), next);
   }
 
   /** `handle` without `next` (the API's synchronous path): passes (`undefined`) or throws the denial. */

@@ -1,16 +1,18 @@
 import type { HttpReply, HttpRequest } from '../http/index.js';
-import type { ApiRequest, ApiRouteInfo, Middleware, MiddlewareCheck } from './contracts.js';
+import type { ApiRequest, ApiRouteInfo, Middleware, MiddlewareCheck, Next } from './contracts.js';
+
+/** What a middleware's `handle` answers for a check's verdict (`MiddlewareCheck`): its reply, or `next()`'s. */
+export function handOn(verdict: ReturnType<MiddlewareCheck>, next: Next): HttpReply | Promise<HttpReply> {
+  if (verdict === undefined) return next();
+  return verdict instanceof Promise ? verdict.then((reply) => reply ?? next()) : verdict;
+}
 
 /**
  * A middleware made of its synchronous form alone (`MiddlewareCheck`): the function hands on
  * or answers as the check decides, and carries the check for the dispatcher's synchronous path.
  */
 export function checkMiddleware(check: MiddlewareCheck): Middleware {
-  const middleware: Middleware = (request, next) => {
-    const verdict = check(request);
-    if (verdict === undefined) return next();
-    return verdict instanceof Promise ? verdict.then((reply) => reply ?? next()) : verdict;
-  };
+  const middleware: Middleware = (request, next) => handOn(check(request), next);
   middleware.check = check;
   return middleware;
 }
